@@ -42,7 +42,11 @@ def _describe(code):
     """The library's description of a status, or "" where it has none."""
     module = type(code).__module__
     try:
-        if type(code).__name__ == "cudaError_t" or module.endswith("cudart"):
+        if type(code).__name__ == "nvmlReturn_t":   # cubind.system's failures
+            import nvml
+
+            err, text = nvml.nvmlErrorString(code)
+        elif type(code).__name__ == "cudaError_t" or module.endswith("cudart"):
             from cuda import cudart
 
             err, text = cudart.cudaGetErrorString(code)
