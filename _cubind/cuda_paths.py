@@ -192,13 +192,16 @@ def _once(found):
     return out
 
 
-def find_headers(headers, module="cubind", candidates=None):
+def find_headers(headers, module="cubind", candidates=None, wheels=None):
     """``(root, include_dirs)``: the first root that holds every one of
     ``headers``, and the include directories of its that they and the headers
     they include need (in the root's order: a wheel's ``cuda_runtime.h``
-    includes ``crt/`` headers another wheel holds). Raises HeaderNotFound
+    includes ``crt/`` headers another wheel holds). Where no one root holds
+    them all, the first holding some completed by ``wheels`` (by default the
+    environment's NVIDIA wheels: _completed_by_wheels). Raises HeaderNotFound
     naming the module, the headers missing and every place looked."""
-    wheels = None if candidates is None else [root for root in candidates if root.where == "site-packages"]
+    if wheels is None and candidates is not None:
+        wheels = [root for root in candidates if root.where == "site-packages"]
     candidates = roots() if candidates is None else candidates
     looked = []
     for root in candidates:
@@ -337,11 +340,13 @@ def get_include() -> list[str]:
     platform headers they include (EGL), which defer to the system's where it
     has them. A header found nowhere is left out (the compiler then names it)."""
     dirs = []
+    candidates = roots()
     for header in _pxd_headers():
-        for root in roots():
-            if _locate(header, root.includes):
-                dirs += [d for d in _needed_dirs([header], root.includes) if d not in dirs]
-                break
+        try:   # the build's search: a library the installation lacks from its wheel too (nvFatbin.h)
+            _root, found = find_headers([header], candidates=candidates, wheels=_environment_wheels())
+        except HeaderNotFound:
+            continue
+        dirs += [d for d in found if d not in dirs]
     return dirs + [FALLBACK_INCLUDE]
 
 

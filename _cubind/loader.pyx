@@ -240,7 +240,8 @@ def _not_found_lines(libname, sonames, env_var, report):
         # The toolkit ships only the driver's link stub, never libcuda.so.1:
         # pointing the user at CUDA_HOME would send them to the wrong package.
         lines = [
-            f"cubind: cannot find the {'CUDA driver' if libname == 'cuda' else libname} library ({names}).",
+            f"cubind: cannot find the {'CUDA driver' if sonames[0].startswith('libcuda.so') else libname} "
+            f"library ({names}).",
             f"It comes with the NVIDIA GPU driver, not with the CUDA toolkit (CUDA_HOME does not provide it): "
             f"on a machine with a GPU, install the NVIDIA driver; where it is installed out of the system "
             f"loader's sight, set {env_var} to the full path of {sonames[0]}. Searched, in order:",

@@ -163,9 +163,10 @@ def test_every_module_builds_from_the_layout_alone(layout, headers, built, tmp_p
     root, extra = layout(headers, tmp_path)
     run, opened = build(tmp_path, _clean_env(extra), built)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    # cubind._core.allocations made it 16; nvFatbin's two where its wheel is
-    # installed in this environment (the layouts have no nvFatbin.h of their own).
-    optional = 2 if "nvFatbin.h" in headers or _environment_has("nvFatbin.h") else 0
+    # cubind._core.allocations made it 16; nvFatbin's and NVML's two each where
+    # their wheel is installed in this environment (the layouts have no
+    # nvFatbin.h or nvml.h of their own).
+    optional = sum(2 for h in ("nvFatbin.h", "nvml.h") if h in headers or _environment_has(h))
     assert len(opened) == 16 + optional, sorted(opened)
     cuda_names = set(headers)
     for source, files in opened.items():
@@ -196,15 +197,16 @@ def _environment_has(header):
 
 
 def test_an_optional_librarys_missing_header_leaves_its_package_out(headers, tmp_path, monkeypatch, capsys):
-    # A toolkit without nvFatbin.h and no nvidia-nvfatbin wheel: the other
-    # modules keep their headers, nvfatbin's two are left out with one line
-    # naming the wheel, and the build goes on.
+    # A toolkit without nvFatbin.h and nvml.h, and no nvidia-nvfatbin or
+    # nvidia-nvml-dev wheel: the other modules keep their headers, the two
+    # packages' modules are left out with one line each naming the wheel,
+    # and the build goes on.
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("cubind_setup", ROOT / "setup.py")
     setup = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(setup)
-    root, extra = runfile({k: v for k, v in headers.items() if k != "nvFatbin.h"}, tmp_path)
+    root, extra = runfile({k: v for k, v in headers.items() if k not in ("nvFatbin.h", "nvml.h")}, tmp_path)
     monkeypatch.setenv("CUDA_HOME", extra["CUDA_HOME"])
     monkeypatch.setattr(_cuda_paths, "_environment_wheels", lambda: [])
     monkeypatch.setattr(setup, "_load_cuda_paths", lambda: _cuda_paths)
@@ -217,11 +219,13 @@ def test_an_optional_librarys_missing_header_leaves_its_package_out(headers, tmp
     command = Command()
     setup.build_ext._find_headers(command)
     names = [ext.name for ext in command.extensions]
-    assert "nvfatbin._nvfatbin" not in names and "nvfatbin.cnvfatbin" not in names
-    assert "nvjitlink._nvjitlink" in names and len(names) == len(setup.module_names(str(ROOT))) - 2
-    lines = [line for line in capsys.readouterr().out.splitlines() if "nvfatbin" in line]
+    assert not [n for n in names if n.startswith(("nvfatbin.", "nvml."))]
+    assert "nvjitlink._nvjitlink" in names and len(names) == len(setup.module_names(str(ROOT))) - 4
+    lines = sorted(line for line in capsys.readouterr().out.splitlines() if "skipped" in line)
     assert lines == ["cubind build: nvfatbin: skipped, nvFatbin.h not found "
-                     "(pip install nvidia-nvfatbin (nvidia-nvfatbin-cu12 for CUDA 12))"]
+                     "(pip install nvidia-nvfatbin (nvidia-nvfatbin-cu12 for CUDA 12))",
+                     "cubind build: nvml: skipped, nvml.h not found "
+                     "(pip install nvidia-nvml-dev (nvidia-nvml-dev-cu12 for CUDA 12))"]
 
 
 def test_a_toolkit_lacking_a_library_is_completed_by_its_wheel(headers, tmp_path, monkeypatch):
