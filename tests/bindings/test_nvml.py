@@ -183,7 +183,7 @@ def test_nvml_agrees_with_nvidia_smi(nvml_ready):
     smi = shutil.which("nvidia-smi")
     if smi is None:
         pytest.skip("nvidia-smi is not on PATH")
-    fields = "index,name,uuid,memory.total,pci.bus_id,driver_version,power.limit,mig.mode.current"
+    fields = "index,name,uuid,memory.total,pci.bus_id,driver_version,enforced.power.limit,mig.mode.current"
     out = subprocess.run([smi, f"--query-gpu={fields}", "--format=csv,noheader,nounits"], capture_output=True,
                          text=True, check=True).stdout
     rows = [[c.strip() for c in line.split(",")] for line in out.strip().splitlines()]
@@ -199,7 +199,7 @@ def test_nvml_agrees_with_nvidia_smi(nvml_ready):
             "driver_version": version,
         }
         print(f"nvml vs nvidia-smi, GPU {index}: {got} | smi: {name}, {uuid}, {total_mib} MiB, {bus_id}, "
-              f"{driver_version}, power.limit {power_limit} W, mig {mig}")
+              f"{driver_version}, enforced.power.limit {power_limit} W, mig {mig}")
         assert (got["name"], got["uuid"], got["driver_version"]) == (name, uuid, driver_version)
         assert got["memory.total MiB"] == int(total_mib)
         assert got["pci.bus_id"].lower() == bus_id.lower()
