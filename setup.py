@@ -77,6 +77,22 @@ def spec_libraries(root):
     return libraries
 
 
+def optional_packages(root):
+    """``{package: missing_hint}`` of the specs whose ``[build]`` says
+    ``optional = true``: a library not every CUDA installation has (nvFatbin,
+    NVML, cuFile come as wheels of their own), whose package the build leaves
+    out, with one line naming the hint, where its headers are missing."""
+    found = {}
+    for name in sorted(os.listdir(os.path.join(root, "bindings"))):
+        if name.endswith(".toml"):
+            with open(os.path.join(root, "bindings", name), "rb") as f:
+                spec = tomllib.load(f)
+            build = spec.get("build", {})
+            if build.get("optional"):
+                found[spec["library"]["name"]] = build.get("missing_hint", "")
+    return found
+
+
 def spec_packages(root):
     """The packages the specs make, each once."""
     return list(dict.fromkeys(library["name"] for library in spec_libraries(root)))
@@ -202,20 +218,30 @@ class build_ext(_build_ext):
         """Each module's CUDA include directories, all found before anything
         is cythonized or compiled; every missing header is reported at once."""
         paths = _load_cuda_paths()
-        errors, used = [], {}
-        for ext in self.extensions:
+        errors, used, skipped = [], {}, {}
+        optional = optional_packages(os.getcwd())
+        for ext in list(self.extensions):
             try:
                 # A library that is not CUDA's has its headers where
                 # `build_ext -I` or the Extension says.
                 root, dirs = cuda_include_dirs(ext, paths, (self.include_dirs or []) + ext.include_dirs)
             except paths.HeaderNotFound as exc:
-                errors.append(str(exc))
+                package = ext.name.split(".")[0]
+                if package not in optional:
+                    errors.append(str(exc))
+                    continue
+                # An optional library's headers are missing: its package is
+                # left out (import fails naming it), the rest still builds.
+                self.extensions.remove(ext)
+                skipped.setdefault(package, ", ".join(exc.headers))
                 continue
             ext.include_dirs += [d for d in dirs if d not in ext.include_dirs]
             if root is not None:
                 used.setdefault((root.where, root.path), []).append(ext.name)
         if errors:
             sys.exit("\n\n".join(["cubind: CUDA headers missing, nothing was compiled."] + errors))
+        for package, why in skipped.items():
+            log(f"{package}: skipped, {why} not found ({optional[package] or 'an optional library'})")
         for (where, path), names in used.items():
             log(f"CUDA headers from {path} ({where}) for {len(names)} modules")
 

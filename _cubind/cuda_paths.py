@@ -47,7 +47,12 @@ _ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "sbsa", "arm64": "sbs
 
 
 class HeaderNotFound(Exception):
-    """A header none of the roots holds; the message names every place looked."""
+    """A header none of the roots holds; the message names every place looked,
+    ``headers`` the headers asked for."""
+
+    def __init__(self, message, headers=()):
+        super().__init__(message)
+        self.headers = list(headers)
 
 
 class Root:
@@ -187,12 +192,16 @@ def _once(found):
     return out
 
 
-def find_headers(headers, module="cubind", candidates=None):
+def find_headers(headers, module="cubind", candidates=None, wheels=None):
     """``(root, include_dirs)``: the first root that holds every one of
     ``headers``, and the include directories of its that they and the headers
     they include need (in the root's order: a wheel's ``cuda_runtime.h``
-    includes ``crt/`` headers another wheel holds). Raises HeaderNotFound
+    includes ``crt/`` headers another wheel holds). Where no one root holds
+    them all, the first holding some completed by ``wheels`` (by default the
+    environment's NVIDIA wheels: _completed_by_wheels). Raises HeaderNotFound
     naming the module, the headers missing and every place looked."""
+    if wheels is None and candidates is not None:
+        wheels = [root for root in candidates if root.where == "site-packages"]
     candidates = roots() if candidates is None else candidates
     looked = []
     for root in candidates:
@@ -200,6 +209,9 @@ def find_headers(headers, module="cubind", candidates=None):
         if not missing:
             return root, _needed_dirs(headers, root.includes)
         looked.append((root, missing))
+    completed = _completed_by_wheels(headers, candidates, _environment_wheels() if wheels is None else wheels)
+    if completed:
+        return completed
     lines = [f"{module}: cannot find the CUDA header{'s' if len(headers) > 1 else ''} "
              f"{', '.join(headers)}. Looked in:"]
     for root, missing in looked:
@@ -209,7 +221,42 @@ def find_headers(headers, module="cubind", candidates=None):
     lines.append("Set CUDA_HOME to a CUDA toolkit (/usr/local/cuda-13.0), a conda environment with "
                  "cuda-* packages, or site-packages/nvidia/cu13 of NVIDIA's wheels"
                  + (f" (not set: {', '.join(unset)})." if unset else "."))
-    raise HeaderNotFound("\n".join(lines))
+    raise HeaderNotFound("\n".join(lines), headers)
+
+
+def _environment_wheels():
+    """The NVIDIA wheel trees of the Python environment, whatever CUDA_HOME says."""
+    return [_wheels("site-packages", os.path.join(d, "nvidia")) for d in site_dirs()
+            if os.path.isdir(os.path.join(d, "nvidia"))]
+
+
+def _completed_by_wheels(headers, candidates, wheels):
+    """``(root, include_dirs)`` where no one root holds every header but the
+    first that holds some is completed by the environment's NVIDIA wheels: a
+    library its toolkit lacks, installed as a wheel of its own (nvFatbin, NVML,
+    cuFile: ``pip install nvidia-nvfatbin`` beside /usr/local/cuda, as the
+    loader finds its library there too), each missing header from the first
+    wheel tree holding it. CUDA_HOME's headers still win: a header it has is
+    never taken from a wheel."""
+    for root in candidates:
+        if root.where == "site-packages":
+            continue
+        have = [h for h in headers if _locate(h, root.includes) is not None]
+        if not have:
+            continue
+        dirs = _needed_dirs(have, root.includes)
+        for header in headers:
+            if header in have:
+                continue
+            wheel = next((w for w in wheels if _locate(header, w.includes) is not None), None)
+            if wheel is None:
+                return None
+            dirs += [d for d in _needed_dirs([header], wheel.includes) if d not in dirs]
+        return root, dirs
+    # None of the installation's headers asked for (a module of nvFatbin's
+    # alone): a wheel tree holding them all.
+    return next(((w, _needed_dirs(headers, w.includes)) for w in wheels
+                 if all(_locate(h, w.includes) is not None for h in headers)), None)
 
 
 def _locate(header, dirs):
@@ -262,7 +309,7 @@ def spec_headers(spec):
 
 # The packages setup.py makes from bindings/*.toml, whose .pxd files a
 # consumer cimports (tests/packaging/test_cimport.py checks this against setup.py).
-GENERATED_PACKAGES = ("cuda", "nvrtc", "nvjitlink", "nvvm")
+GENERATED_PACKAGES = ("cuda", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml")
 # Stand-ins for platform headers the CUDA headers include (cudaEGL.h includes
 # EGL/egl.h, cudaGL.h GL/gl.h; cudaVDPAU.h needs vdpau/vdpau.h): each defers
 # to the system's header where there is one.
@@ -293,11 +340,13 @@ def get_include() -> list[str]:
     platform headers they include (EGL), which defer to the system's where it
     has them. A header found nowhere is left out (the compiler then names it)."""
     dirs = []
+    candidates = roots()
     for header in _pxd_headers():
-        for root in roots():
-            if _locate(header, root.includes):
-                dirs += [d for d in _needed_dirs([header], root.includes) if d not in dirs]
-                break
+        try:   # the build's search: a library the installation lacks from its wheel too (nvFatbin.h)
+            _root, found = find_headers([header], candidates=candidates, wheels=_environment_wheels())
+        except HeaderNotFound:
+            continue
+        dirs += [d for d in found if d not in dirs]
     return dirs + [FALLBACK_INCLUDE]
 
 

@@ -224,8 +224,13 @@ def _search(libname, sonames, env_var, wheel_subdirs, toolkit_subdirs):
     raise LibraryNotFoundError("\n".join(_not_found_lines(libname, sonames, env_var, report)))
 
 
+# The libraries the NVIDIA driver installs (libcuda, NVML's libnvidia-ml),
+# never a toolkit's: where they are missing, the driver is.
+_DRIVER_LIBRARIES = ("libcuda.so", "libnvidia-ml.so")
+
+
 def _is_driver(sonames):
-    return any(s.startswith("libcuda.so") for s in sonames)
+    return any(s.startswith(_DRIVER_LIBRARIES) for s in sonames)
 
 
 def _not_found_lines(libname, sonames, env_var, report):
@@ -235,7 +240,8 @@ def _not_found_lines(libname, sonames, env_var, report):
         # The toolkit ships only the driver's link stub, never libcuda.so.1:
         # pointing the user at CUDA_HOME would send them to the wrong package.
         lines = [
-            f"cubind: cannot find the CUDA driver library ({names}).",
+            f"cubind: cannot find the {'CUDA driver' if sonames[0].startswith('libcuda.so') else libname} "
+            f"library ({names}).",
             f"It comes with the NVIDIA GPU driver, not with the CUDA toolkit (CUDA_HOME does not provide it): "
             f"on a machine with a GPU, install the NVIDIA driver; where it is installed out of the system "
             f"loader's sight, set {env_var} to the full path of {sonames[0]}. Searched, in order:",

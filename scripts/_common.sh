@@ -16,7 +16,11 @@ step() { printf '\n== %s\n' "$*"; }
 cuda_include_args() {
   local specs=() spec dirs
   for spec in "$@"; do specs+=(--spec "$spec"); done
-  dirs=$("$BASE_PYTHON" "$ROOT/_cubind/cuda_paths.py" include-dirs "${specs[@]}") || return 1
+  # The venv's Python where there is one: its site-packages hold the wheels of
+  # the libraries a toolkit may lack (nvidia-nvfatbin), which the search adds.
+  local py=$BASE_PYTHON
+  [ -x "$PY" ] && py=$PY
+  dirs=$("$py" "$ROOT/_cubind/cuda_paths.py" include-dirs "${specs[@]}") || return 1
   while IFS= read -r dir; do printf -- '-I\n%s\n' "$dir"; done <<<"$dirs"
 }
 
@@ -80,6 +84,12 @@ install_python_deps() {  # install_python_deps build|test
   # cuda-core: tests/bindings/test_cuda_core.py (it requires numpy only); cuda-bindings:
   # the names tests/bindings/test_classic_names.py compares cubind's modules with.
   [ "${1:-build}" = test ] && pkgs+=(pytest "ruff==0.17.6" build mypy pyyaml "cuda-core==0.3.2" "cuda-bindings==13.0.3")
+  # The headers and libraries of the CUDA libraries a toolkit may lack, as
+  # NVIDIA's wheels (the 13.x of the toolkit CI builds against, 13.0): nvFatbin,
+  # NVML's header (its library comes with the driver).
+  # Regenerating reads their headers; without them the build leaves their
+  # packages out (setup.py, [build] optional in their specs).
+  [ "${1:-build}" = test ] && pkgs+=("nvidia-nvfatbin==13.0.*" "nvidia-nvml-dev==13.0.*")
   step "Python packages into $VENV: ${pkgs[*]}"
   "$PY" -m pip install --disable-pip-version-check "${pkgs[@]}"
   if [ "${1:-build}" = test ] && "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then

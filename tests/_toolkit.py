@@ -31,6 +31,11 @@ def cuda_include():
     return header("cuda.h").parent if header("cuda.h") else None
 
 
+def spec_headers(spec):
+    """The ``headers`` a bindings/*.toml spec parses."""
+    return _paths().spec_headers(spec)
+
+
 def header(name):
     """The path of ``name`` (e.g. "cuda.h", "nvvm.h") where the build finds it, or None."""
     if os.environ.get("CUBIND_CUDA_INCLUDE"):

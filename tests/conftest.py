@@ -419,6 +419,23 @@ def fake_driver(tmp_path_factory):
     return Path(build.build(tmp_path_factory.mktemp("fake_driver"))["cuda"])
 
 
+@pytest.fixture(scope="session")
+def fake_nvml(tmp_path_factory):
+    """tests/fake_driver/fake_libnvml.c built as libnvidia-ml.so.1 (two GPUs
+    of fixed readings) against the real nvml.h; skips where there is no C
+    compiler or no nvml.h (NVIDIA's wheel nvidia-nvml-dev)."""
+    from tests._toolkit import header
+    from tests.fake_driver import build
+
+    if build.compiler() is None:
+        pytest.skip("no C compiler to build tests/fake_driver")
+    nvml_h = header("nvml.h")
+    if nvml_h is None:
+        pytest.skip("no nvml.h (pip install nvidia-nvml-dev)")
+    built = build.build(tmp_path_factory.mktemp("fake_nvml"), ("nvml",), include_dirs=[str(nvml_h.parent)])
+    return Path(built["nvml"])
+
+
 # --------------------------------------------------------------------------
 # The backend: the real GPU where there is one, the emulated driver otherwise
 # --------------------------------------------------------------------------

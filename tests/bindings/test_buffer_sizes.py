@@ -35,8 +35,10 @@ WRITTEN_SIZED = "params/into_buffer_sized"
 WRITTEN_QUERIED = "params/into_buffer_queried"
 SIZED = (READ_SIZED, WRITTEN_SIZED)
 MODULES = {"driver": cuda, "runtime": cudart}
-# Every library's spec, and the module its functions are bound in.
-LIBRARIES = {"driver": "cuda", "runtime": "cuda.cudart", "nvrtc": "nvrtc", "nvjitlink": "nvjitlink", "nvvm": "nvvm"}
+# Every library's spec that takes the caller's buffers, and the module its
+# functions are bound in (NVML's strings come back as bytes: no caller buffer).
+LIBRARIES = {"driver": "cuda", "runtime": "cuda.cudart", "nvrtc": "nvrtc", "nvjitlink": "nvjitlink", "nvvm": "nvvm",
+             "nvfatbin": "nvfatbin"}
 
 
 @functools.cache

@@ -1,5 +1,6 @@
-"""Builds the C stand-ins of tests/fake_driver: fake_libcuda.c as libcuda.so.1
-and fake_libcudart.c as libcudart.so.13. The one place they are compiled,
+"""Builds the C stand-ins of tests/fake_driver: fake_libcuda.c as libcuda.so.1,
+fake_libcudart.c as libcudart.so.13 and fake_libnvml.c as libnvidia-ml.so.1
+(compiled against the real nvml.h, whose directory the caller gives). The one place they are compiled,
 with one set of flags, for the test suite (tests/conftest.py's
 ``fake_driver`` fixture) and the benchmark (bench/run.py --smoke).
 
@@ -18,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LIBRARIES = {
     "cuda": ("fake_libcuda.c", "libcuda.so.1", "libcuda.so"),
     "cudart": ("fake_libcudart.c", "libcudart.so.13", "libcudart.so"),
+    "nvml": ("fake_libnvml.c", "libnvidia-ml.so.1", "libnvidia-ml.so"),
 }
 
 # The same flags for the suite and the bench (only the soname is asked for: see build).
@@ -29,7 +31,7 @@ def compiler():
     return shutil.which(os.environ.get("CC", "cc"))
 
 
-def build(directory, libraries=("cuda",), soname=False):
+def build(directory, libraries=("cuda",), soname=False, include_dirs=()):
     """Compile ``libraries`` (keys of LIBRARIES) into ``directory``, each under
     its soname as file name with a link by its unversioned name; returns the
     path of each built library by name. Raises RuntimeError where there is no
@@ -49,7 +51,8 @@ def build(directory, libraries=("cuda",), soname=False):
         source, file_name, link = LIBRARIES[name]
         lib = os.path.join(directory, file_name)
         flags = [*CFLAGS, f"-Wl,-soname,{file_name}"] if soname else CFLAGS
-        subprocess.run([cc, *flags, "-o", lib, os.path.join(HERE, source)], check=True)
+        includes = [f"-I{d}" for d in include_dirs]
+        subprocess.run([cc, *flags, *includes, "-o", lib, os.path.join(HERE, source)], check=True)
         if not os.path.lexists(os.path.join(directory, link)):
             os.symlink(file_name, os.path.join(directory, link))
         built[name] = lib

@@ -3,6 +3,7 @@
 import filecmp
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,10 @@ def regenerated(tmp_path_factory):
             pytest.fail(f"the generator is not built ({GENERATOR}); scripts/test.sh builds it")
         pytest.skip(f"the generator is not built ({GENERATOR})")
     out = tmp_path_factory.mktemp("regenerated")
+    # PYTHON: the search for the headers runs in this environment, whose
+    # site-packages hold the wheels of the libraries a toolkit may lack (nvFatbin's).
     subprocess.run(["bash", str(ROOT / "scripts" / "regenerate.sh"), str(out)], check=True,
-                   env={**os.environ, "CUBIND_GEN": str(GENERATOR)}, capture_output=True)
+                   env={**os.environ, "CUBIND_GEN": str(GENERATOR), "PYTHON": sys.executable}, capture_output=True)
     return out
 
 
@@ -38,7 +41,7 @@ def test_each_package_is_generated_once(regenerated):
     are the package's (the runtime's spec adds cuda.cudart to cuda's)."""
     made = {str(p) for p in generated_files(regenerated)}
     assert {p for p in made if p.endswith("__init__.py")} == {
-        f"{package}/__init__.py" for package in ("cuda", "nvrtc", "nvjitlink", "nvvm")}
+        f"{package}/__init__.py" for package in ("cuda", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml")}
     assert {"cuda/cudart.pyi", "cuda/py.typed"} <= made
 
 

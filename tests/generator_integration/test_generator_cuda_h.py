@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._toolkit import cuda_include, cuda_version, is_cuda_13_0
+from tests._toolkit import cuda_include, cuda_version, header, is_cuda_13_0, spec_headers
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATOR = Path(os.environ.get("CUBIND_GEN", ROOT / "generator" / "build" / "cubind-gen"))
@@ -24,8 +24,22 @@ def run_generator(*args):
         pytest.skip(f"the generator is not built ({GENERATOR})")
     if INCLUDE is None:
         pytest.skip("no CUDA headers (CUBIND_CUDA_INCLUDE, CUDA_HOME, CUDA_PATH, nvcc, /usr/local/cuda)")
-    return subprocess.run([str(GENERATOR), "-I", str(INCLUDE), *args], check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run([str(GENERATOR), "-I", str(INCLUDE), *spec_includes(args), *args], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def spec_includes(args):
+    """``-I`` options for a spec's headers found outside cuda.h's directory:
+    a library the toolkit lacks, from its NVIDIA wheel (nvFatbin.h), as the
+    build and scripts/regenerate.sh find it."""
+    found = []
+    for flag, value in zip(args, args[1:]):
+        if flag == "--spec":
+            for name in spec_headers(value):
+                path = header(name)
+                if path is not None and path.parent != INCLUDE and str(path.parent) not in found:
+                    found.append(str(path.parent))
+    return [arg for d in found for arg in ("-I", d)]
 
 
 @pytest.fixture(scope="module")

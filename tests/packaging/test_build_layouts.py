@@ -163,7 +163,11 @@ def test_every_module_builds_from_the_layout_alone(layout, headers, built, tmp_p
     root, extra = layout(headers, tmp_path)
     run, opened = build(tmp_path, _clean_env(extra), built)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert len(opened) == 16, sorted(opened)  # cubind._core.allocations made it 16
+    # cubind._core.allocations made it 16; nvFatbin's and NVML's two each where
+    # their wheel is installed in this environment (the layouts have no
+    # nvFatbin.h or nvml.h of their own).
+    optional = sum(2 for h in ("nvFatbin.h", "nvml.h") if h in headers or _environment_has(h))
+    assert len(opened) == 16 + optional, sorted(opened)
     cuda_names = set(headers)
     for source, files in opened.items():
         for f in files:
@@ -186,6 +190,62 @@ def test_a_missing_header_stops_the_build_before_anything_is_compiled(headers, b
     assert "nvvm._nvvm" in run.stderr and "nvvm.cnvvm" in run.stderr and "nvvm.h" in run.stderr
     assert str(root / "include") in run.stderr
     assert "cythonizing" not in run.stdout
+
+
+def _environment_has(header):
+    return any(os.path.isfile(os.path.join(d, header)) for w in _cuda_paths._environment_wheels() for d in w.includes)
+
+
+def test_an_optional_librarys_missing_header_leaves_its_package_out(headers, tmp_path, monkeypatch, capsys):
+    # A toolkit without nvFatbin.h and nvml.h, and no nvidia-nvfatbin or
+    # nvidia-nvml-dev wheel: the other modules keep their headers, the two
+    # packages' modules are left out with one line each naming the wheel,
+    # and the build goes on.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("cubind_setup", ROOT / "setup.py")
+    setup = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(setup)
+    root, extra = runfile({k: v for k, v in headers.items() if k not in ("nvFatbin.h", "nvml.h")}, tmp_path)
+    monkeypatch.setenv("CUDA_HOME", extra["CUDA_HOME"])
+    monkeypatch.setattr(_cuda_paths, "_environment_wheels", lambda: [])
+    monkeypatch.setattr(setup, "_load_cuda_paths", lambda: _cuda_paths)
+    monkeypatch.chdir(ROOT)
+
+    class Command:   # what build_ext._find_headers reads of its command
+        include_dirs = []
+        extensions = setup.extensions(str(ROOT))
+
+    command = Command()
+    setup.build_ext._find_headers(command)
+    names = [ext.name for ext in command.extensions]
+    assert not [n for n in names if n.startswith(("nvfatbin.", "nvml."))]
+    assert "nvjitlink._nvjitlink" in names and len(names) == len(setup.module_names(str(ROOT))) - 4
+    lines = sorted(line for line in capsys.readouterr().out.splitlines() if "skipped" in line)
+    assert lines == ["cubind build: nvfatbin: skipped, nvFatbin.h not found "
+                     "(pip install nvidia-nvfatbin (nvidia-nvfatbin-cu12 for CUDA 12))",
+                     "cubind build: nvml: skipped, nvml.h not found "
+                     "(pip install nvidia-nvml-dev (nvidia-nvml-dev-cu12 for CUDA 12))"]
+
+
+def test_a_toolkit_lacking_a_library_is_completed_by_its_wheel(headers, tmp_path, monkeypatch):
+    # nvidia-nvfatbin installed beside a toolkit without nvFatbin.h (also
+    # under CUDA_HOME): its header comes from the wheel, cuda.h from the toolkit.
+    root, extra = runfile({k: v for k, v in headers.items() if k != "nvFatbin.h"}, tmp_path)
+    wheel = tmp_path / "site-packages" / "nvidia" / "cu13" / "include"
+    wheel.mkdir(parents=True)
+    (wheel / "nvFatbin.h").write_text("/* nvFatbin */\n")
+    monkeypatch.setenv("CUDA_HOME", extra["CUDA_HOME"])
+    monkeypatch.setattr(_cuda_paths, "_environment_wheels",
+                        lambda: [_cuda_paths._wheels("site-packages", str(wheel.parent.parent))])
+    found, dirs = _cuda_paths.find_headers(["nvFatbin.h", "cuda.h"])
+    assert found.where == "CUDA_HOME" and dirs == [str(root / "include"), str(wheel)]
+    found, dirs = _cuda_paths.find_headers(["nvFatbin.h"])
+    assert found.where == "site-packages" and dirs == [str(wheel)]
+    # A header the toolkit has is never taken from a wheel.
+    (wheel / "cuda.h").write_text("/* another cuda.h */\n")
+    assert _cuda_paths.find_headers(["nvFatbin.h", "cuda.h"])[1] == [str(root / "include"), str(wheel)]
+    assert _cuda_paths.find_headers(["cuda.h"])[1] == [str(root / "include")]
 
 
 def test_cuda_home_is_the_choice_when_set(tmp_path, monkeypatch):

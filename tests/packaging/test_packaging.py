@@ -31,9 +31,11 @@ ROOT = Path(__file__).resolve().parents[2]
 # Public modules: (module, its stubs, the header its functions come from).
 PUBLIC = [("cuda", "cuda/__init__.pyi", "cuda.h"), ("cuda.cudart", "cuda/cudart.pyi", "cuda_runtime_api.h"),
           ("nvrtc", "nvrtc/__init__.pyi", "nvrtc.h"), ("nvjitlink", "nvjitlink/__init__.pyi", "nvJitLink.h"),
-          ("nvvm", "nvvm/__init__.pyi", "nvvm.h")]
+          ("nvvm", "nvvm/__init__.pyi", "nvvm.h"), ("nvfatbin", "nvfatbin/__init__.pyi", "nvFatbin.h"),
+          ("nvml", "nvml/__init__.pyi", "nvml.h")]
 MODULES = ("cuda._driver", "cuda.cdriver", "cuda.cudart", "cuda.cruntime", "nvrtc._nvrtc", "nvrtc.cnvrtc",
            "nvjitlink._nvjitlink", "nvjitlink.cnvjitlink", "nvvm._nvvm", "nvvm.cnvvm",
+           "nvfatbin._nvfatbin", "nvfatbin.cnvfatbin", "nvml._nvml", "nvml.cnvml",
            "_cubind.convert", "_cubind.loader", "cubind._core.allocations", "cubind._launch.launch",
            "cubind._interop.dlpack",
            "cubind._memory.memory")
@@ -97,7 +99,7 @@ def test_setup_takes_the_modules_and_packages_from_the_specs():
     assert sorted(setup.module_names(str(ROOT))) == sorted(MODULES)
     subpackages = sorted(f"cubind.{p.name}" for p in (ROOT / "cubind").iterdir() if (p / "__init__.py").exists())
     assert sorted(setup.packages(str(ROOT))) == sorted(["_cubind", "cubind", *subpackages,
-                                                        "cuda", "nvjitlink", "nvrtc", "nvvm"])
+                                                        "cuda", "nvfatbin", "nvjitlink", "nvml", "nvrtc", "nvvm"])
     # The largest first: the driver's Python layer takes most of the build.
     assert setup.module_names(str(ROOT))[0] == "cuda._driver"
 
@@ -233,14 +235,16 @@ def test_wheel_contents(wheel):
         assert [n for n in files if n.startswith(stem + ".") and n.endswith(".so")], module
     for expected in PXD + STUBS + ["cubind/py.typed", "cuda/py.typed",
                            "nvrtc/py.typed", "nvjitlink/py.typed", "cuda/__init__.py", "nvrtc/__init__.py",
-                           "nvjitlink/__init__.py", "nvvm/py.typed", "nvvm/__init__.py", "cubind/__init__.py",
+                           "nvjitlink/__init__.py", "nvvm/py.typed", "nvvm/__init__.py", "nvfatbin/py.typed",
+                           "nvfatbin/__init__.py", "nvml/py.typed", "nvml/__init__.py", "cubind/__init__.py",
                            *FLOOR]:
         assert expected in files, expected
     assert not [n for n in files if n.endswith((".c", ".pyx", ".o"))]
     # build/lib keeps what earlier builds put there, and the wheel takes it all
     stale = [n for n in files if n.startswith("cubind/_bind/")]
     assert not stale, f"cubind/_bind is _cubind now: remove the stale build/lib/cubind/_bind ({stale[:3]})"
-    assert all(n.split("/")[0] in ("_cubind", "cuda", "nvrtc", "nvjitlink", "nvvm", "cubind") for n in files), files
+    assert all(n.split("/")[0] in ("_cubind", "cuda", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml", "cubind")
+               for n in files), files
     assert wheel.stat().st_size < 12_000_000, wheel.stat().st_size
     (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
     requires = [line for line in zipfile.ZipFile(wheel).read(metadata).decode().splitlines()

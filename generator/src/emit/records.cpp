@@ -115,6 +115,11 @@ View py_record_view(const Record& r, const Context& ctx) {
   d.set("fields", list_of(fields));
   d.set("field_aliases", list_of(field_aliases));
   d.set("aliases", strings(r.aliases));
+  if (!r.version_field.empty())
+    d.set("version", View()
+                         .set("field", r.version_field)
+                         .set("constant", r.version_constant)
+                         .set("value", std::to_string(r.version_value)));
   return d;
 }
 

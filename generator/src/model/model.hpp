@@ -232,6 +232,11 @@ struct Record {
   std::vector<Field> fields;
   Doc doc;
   std::string header;
+  // A versioned struct (mark_struct_versions): every new object has this
+  // field set to this value, the constant `version_constant` of the headers.
+  std::string version_field;
+  std::string version_constant;
+  int64_t version_value = 0;
 };
 
 struct Handle {

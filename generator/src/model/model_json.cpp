@@ -156,6 +156,8 @@ json record_json(const Record& r) {
     fields.push_back(jf);
   }
   j["fields"] = fields;
+  if (!r.version_field.empty())
+    j["version"] = {{"field", r.version_field}, {"constant", r.version_constant}, {"value", r.version_value}};
   put_doc(j, r.doc);
   return j;
 }

@@ -331,9 +331,15 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       const bool written = p.direction == Direction::Out;
       const bool queried = !p.query_function.empty();
       const bool sized = !p.count_param.empty();
+      // A `const char*` read for a count of bytes, not up to a NUL (the spec
+      // makes nvFatbinAddPTX's code one): the same check, its address cast
+      // to the char pointer the C function takes (Cython casts no void*).
+      const bool chars = t.kind == TypeKind::Pointer && t.pointee().kind == TypeKind::Integer &&
+                         t.pointee().canonical == "char";
       const char* name = written && queried ? "params/into_buffer_queried"
                          : written && sized ? "params/into_buffer_sized"
                          : queried          ? "params/in_voidptr_queried"
+                         : sized && chars   ? "params/in_chars_sized"
                          : sized            ? "params/in_voidptr_sized"
                                             : "params/in_voidptr";
       Conversion c = named(name, t);

@@ -213,6 +213,31 @@ void name_public_records(Model& model, const spec::Spec& spec) {
   }
 }
 
+void mark_struct_versions(Model& model, const spec::Spec& spec) {
+  const auto& rule = spec.conventions.struct_version;
+  if (!rule) return;
+  const std::regex match(rule->match);
+  for (auto& r : model.records) {
+    const bool has_field = std::any_of(r.fields.begin(), r.fields.end(), [&](const Field& f) {
+      return f.name == spec.conventions.struct_version_field && f.type.kind == TypeKind::Integer;
+    });
+    if (!has_field) continue;
+    std::vector<std::string> names = {r.name};
+    names.insert(names.end(), r.aliases.begin(), r.aliases.end());
+    for (const auto& name : names) {
+      if (!std::regex_match(name, match)) continue;
+      const std::string constant = std::regex_replace(name, match, rule->replace);
+      const auto k = std::find_if(model.constants.begin(), model.constants.end(),
+                                  [&](const Constant& c) { return c.name == constant && c.kind == "int"; });
+      if (k == model.constants.end()) continue;
+      r.version_field = spec.conventions.struct_version_field;
+      r.version_constant = constant;
+      r.version_value = k->int_value;
+      break;
+    }
+  }
+}
+
 namespace {
 
 // Each member's value and its name without the enum's common prefix,

@@ -30,6 +30,11 @@ void merge_abi_symbols(model::Model& model, const spec::Spec& spec);
 void name_type_aliases(model::Model& model, const spec::Spec& spec);
 // Public names of records (unversioned typedefs) and integer handles.
 void name_public_records(model::Model& model, const spec::Spec& spec);
+// Versioned structs (the spec's struct_version): each record one of whose
+// names the rewrite maps to an integer constant of the headers, and which
+// has the spec's struct_version_field, gets that constant's value to stamp
+// in every new object of its class.
+void mark_struct_versions(model::Model& model, const spec::Spec& spec);
 // The spec's foreign_typedefs (GL's GLuint): integer typedefs of a header
 // outside the spec's, declared in the model by their integer type where a
 // use names them, so that mark_integer_handles can bind them.

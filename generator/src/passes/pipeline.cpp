@@ -23,6 +23,7 @@ const Pass kPipeline[] = {
     {"choose_abi_versions", [](Model& m, const Spec&) { choose_abi_versions(m); }},
     {"resolve_loader", resolve_loader},
     {"name_public_records", name_public_records},
+    {"mark_struct_versions", mark_struct_versions},
     {"mark_failure_members", mark_failure_members},
     {"find_twin_enums", [](Model& m, const Spec&) { find_twin_enums(m); }},
     {"drop_tag_typedefs", [](Model& m, const Spec&) { drop_tag_typedefs(m); }},

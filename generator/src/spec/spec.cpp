@@ -67,6 +67,10 @@ Conventions read_conventions(const Reader& r, const toml::table& t) {
   c.optional_wording = r.strings(t, "optional_wording", where);
   c.option_type_wording = r.string(t, "option_type_wording", false, where);
   c.abi_symbol = rewrite(r, t, "abi_symbol", where);
+  c.struct_version = rewrite(r, t, "struct_version", where);
+  c.struct_version_field = r.string(t, "struct_version_field", false, where);
+  if (c.struct_version && c.struct_version_field.empty())
+    r.fail(where + "struct_version_field", "missing: the field struct_version's constant goes in");
   if (auto p = r.string(t, "abi_prototype", false, where); !p.empty()) c.abi_prototype = p;
   if (auto s = r.string(t, "version_suffix", false, where); !s.empty()) c.version_suffix = s;
   c.success_member = r.string(t, "success_member", false, where);

@@ -121,6 +121,12 @@ struct Conventions {
   // __nvJitLinkCreate_13_0): the rewrite of the wrapper's name is a regex
   // the ABI symbol's name matches. The wrapper is bound, calling that symbol.
   std::optional<Rewrite> abi_symbol;
+  // Versioned structs the caller must stamp with their version before a call
+  // (NVML's nvmlMemory_v2_t, whose `version` must be nvmlMemory_v2): the
+  // rewrite maps a record's name (or another name of it) to the constant
+  // holding its version, `struct_version_field` names the field it goes in.
+  std::optional<Rewrite> struct_version;
+  std::string struct_version_field;
   // The names of the ABI typedefs header's prototypes (loader
   // abi_typedefs_header, which needs it): group 1 the function, group 2 the
   // version.

@@ -17,6 +17,10 @@
  *                    only for a buffer object
  *   caseAddData      `size` is not in byte_count_params; the spec's
  *                    count_param override pairs it -> in_voidptr_sized
+ *   caseAddText      const char* text read for `size` bytes, not up to a NUL:
+ *                    the spec's role void_ptr + count_param -> in_chars_sized
+ *                    (the same check as in_voidptr_sized, the address cast
+ *                    to const char*)
  *   caseRangeHandle  void* with a `size` that sizes a device range -> plain
  *                    in_voidptr, reported unchecked
  *   caseHostFunc     a callback's user data is no buffer, even with a byte
@@ -50,6 +54,8 @@ caseResult caseGetImageSize(caseLink link, size_t *size);
 caseResult caseGetImage(caseLink link, void *image);
 
 caseResult caseAddData(caseLink link, const void *data, size_t size, const char *name);
+
+caseResult caseAddText(caseLink link, const char *text, size_t size);
 
 caseResult caseRangeHandle(void *handle, unsigned long long dptr, size_t size);
 
