@@ -41,6 +41,11 @@ cdef object _nvFatbinResult_define():
         NVFATBIN_ERROR_IDENTIFIER_REUSE = 16
         NVFATBIN_ERROR_INTERNAL_PTX_OPTION = 17
 
+        def _describe_(self):
+            # (status, text): the library's own description of this status,
+            # which CUDAError asks for (_cubind.errors imports no binding).
+            return nvFatbinGetErrorString(self)
+
     table = _dense_table(nvFatbinResult)
     results = tuple(None if m is None else (m,) for m in table)
     # Publishing is C assignments only: no other thread runs in between, so

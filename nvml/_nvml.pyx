@@ -1548,6 +1548,11 @@ cdef object _nvmlReturn_t_define():
         NVML_ERROR_RESET_TYPE_NOT_SUPPORTED = 30
         NVML_ERROR_UNKNOWN = 999
 
+        def _describe_(self):
+            # (status, text): the library's own description of this status,
+            # which CUDAError asks for (_cubind.errors imports no binding).
+            return nvmlErrorString(self)
+
     table = _dense_table(nvmlReturn_t)
     results = tuple(None if m is None else (m,) for m in table)
     # Publishing is C assignments only: no other thread runs in between, so
