@@ -22,7 +22,7 @@ from cubind._core.driver import initialized as _cuda
 from cubind._core.enums import enum_member
 from cubind._core.errors import CUDAError, check
 from cubind._core.handles import current as _current
-from cubind._core.handles import current_stream, stream_handle
+from cubind._core.handles import open_blocks, stream_handle
 
 if TYPE_CHECKING:
     from typing import Any, Literal, Protocol, SupportsIndex, TypeAlias
@@ -606,6 +606,13 @@ class Stream:
     def __exit__(self, *exc: object) -> Literal[False]:
         _current.pop(self)
         return False
+
+
+def current_stream() -> Stream | None:
+    """The stream of the innermost ``with stream:`` block of this thread, or
+    None (the layer's calls then use the default stream, or an array's own).
+    Here, beside Stream, not in handles.py: its type is this module's class."""
+    return _current.top if open_blocks[0] else None
 
 
 class Event:

@@ -7,12 +7,8 @@ A stream may come from cubind, from the 1:1 modules, or from another library
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from cubind._core.context import Stream
-
-__all__ = ["stream_handle", "current", "current_stream", "or_current"]
+__all__ = ["stream_handle", "current", "open_blocks", "or_current"]
 
 
 class _Current(threading.local):
@@ -49,12 +45,6 @@ current = _Current()
 # thread's change only costs that lookup, never a wrong stream.
 open_blocks = [0]
 _open_lock = threading.Lock()
-
-
-def current_stream() -> Stream | None:
-    """The stream of the innermost ``with stream:`` block of this thread, or
-    None (the layer's calls then use the default stream, or an array's own)."""
-    return current.top if open_blocks[0] else None
 
 
 def or_current(stream):
