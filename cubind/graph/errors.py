@@ -21,3 +21,12 @@ class CodeletError(GraphError):
         self.entity, self.codelet, self.phase = entity, codelet, phase
         super().__init__(f"entity {entity!r}, codelet {codelet!r}: {phase}() raised "
                          f"{type(cause).__name__}: {cause}")
+
+
+def add_note(exc, text):
+    """``exc.add_note(text)``; on Python 3.10, which lacks it, the same
+    ``__notes__`` attribute (its tracebacks do not print it)."""
+    if hasattr(exc, "add_note"):
+        exc.add_note(text)
+    else:
+        exc.__notes__ = [*getattr(exc, "__notes__", []), text]

@@ -45,6 +45,7 @@ import numpy as np
 from .codelet import Codelet
 from .component import Component
 from .errors import CodeletError, GraphError
+from .errors import add_note as _note
 from .message import Message, Tensor
 from .parameters import Parameter
 from .queues import Receiver, Transmitter
@@ -365,12 +366,6 @@ def _passed_on(message):
     output message of the chain carries them where its own lack the name."""
     return [(k, v) for k, v in message if not isinstance(v, Tensor)] if message is not None else []
 
-
-def _note(exc, text):
-    if hasattr(exc, "add_note"):
-        exc.add_note(text)
-    else:  # Python 3.10: the same attribute, which its tracebacks do not print
-        exc.__notes__ = [*getattr(exc, "__notes__", []), text]
 
 
 def _fed(receiver):

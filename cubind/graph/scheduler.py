@@ -16,6 +16,7 @@ from .clock import Clock
 from .codelet import Codelet
 from .component import Component
 from .errors import CodeletError, ParameterError
+from .errors import add_note as _note
 from .external import ExternalSource
 from .parameters import Parameter, Ref
 from .queues import Receiver, Transmitter
@@ -388,9 +389,3 @@ def _always_ready(now):
 def _hooks(terms, name):
     return [getattr(t, name) for t in terms if getattr(type(t), name) is not getattr(SchedulingTerm, name)]
 
-
-def _note(exc, text):
-    if hasattr(exc, "add_note"):
-        exc.add_note(text)
-    else:  # Python 3.10: the same attribute, which its tracebacks do not print
-        exc.__notes__ = [*getattr(exc, "__notes__", []), text]
