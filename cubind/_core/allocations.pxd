@@ -13,3 +13,10 @@ cdef class Allocation:
     cdef void _unlink(self)
     cdef _release_at_exit(self)
     cdef _release_for_reset(self)
+    cdef bint _release_uncaptured(self) except -1
+
+
+cdef void stream_used(object handle)
+cdef void stream_unused(object handle, bint destroy)
+cdef void wait_for_capture(Allocation mem)
+cdef bint any_waiting()

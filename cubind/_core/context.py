@@ -16,6 +16,7 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
+from cubind._core import allocations as _allocations
 from cubind._core import driver
 from cubind._core import lifetime as _lifetime
 from cubind._core.driver import initialized as _cuda
@@ -379,6 +380,12 @@ _LOST = "{0}: its context was destroyed by Device.reset(); make a new {0}"
 
 
 def _destroy_stream(handle):
+    # Deferred while memory is still ordered on the stream: in a reference
+    # cycle the collector runs this before the memory's own release.
+    _allocations.destroy_stream(int(handle), _destroy_stream_now, handle)
+
+
+def _destroy_stream_now(handle):
     try:
         _cuda().cuStreamDestroy(handle)
     except Exception:  # a finalizer has no caller to tell; at exit the driver may be gone

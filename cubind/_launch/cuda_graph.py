@@ -28,6 +28,7 @@ import ctypes
 import logging
 from typing import TYPE_CHECKING
 
+from cubind._core import allocations as _allocations
 from cubind._core import lifetime as _lifetime
 from cubind._core.context import Device, Stream, current_context, ensure_context
 from cubind._core.driver import initialized as _cuda
@@ -267,12 +268,15 @@ class CUDAGraph:
                 yield stream
         except BaseException as exc:
             err, graph = cuda.cuStreamEndCapture(stream.handle)  # the stream is usable again either way
+            _allocations.release_waiting()
             if graph is not None and int(graph):
                 cuda.cuGraphDestroy(graph)
             if isinstance(exc, CUDAError) and int(exc.code or 0) in _CAPTURE_ERRORS:
                 _note(exc, _CAPTURE_ADVICE)
             raise
         err, graph = cuda.cuStreamEndCapture(stream.handle)
+        # Memory let go on the stream during the capture was kept out of it: freed now.
+        _allocations.release_waiting()
         if err:
             error = CUDAError(err, "cuStreamEndCapture")
             _note(error, _CAPTURE_ADVICE if int(err) in _CAPTURE_ERRORS else "the capture could not end")

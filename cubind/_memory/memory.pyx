@@ -27,7 +27,7 @@ from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyOb
 from libc.stdint cimport uintptr_t
 
 cimport cuda.cdriver as cdrv
-from cubind._core.allocations cimport Allocation
+from cubind._core.allocations cimport Allocation, any_waiting, stream_unused, stream_used, wait_for_capture
 
 from cubind._core import allocations as _allocations
 from cubind._core import pending as _pending
@@ -118,6 +118,20 @@ def copy_contiguous(object host, object ptr, bint to_device):
         PyBuffer_Release(&view)
 
 
+cdef unsigned long long _capture_of(cdrv.CUstream stream):
+    """The id of the capture ``stream`` is in (an invalidated one too), 0
+    where none (or where the driver cannot say: a legacy stream during
+    another thread's global capture)."""
+    cdef cdrv.CUstreamCaptureStatus status = cdrv.CU_STREAM_CAPTURE_STATUS_NONE
+    cdef cdrv.cuuint64_t ident = 0
+    cdef cdrv.CUresult err
+    with nogil:
+        err = cdrv.cuStreamGetCaptureInfo(stream, &status, &ident, NULL, NULL, NULL, NULL)
+    if err != 0 or status == cdrv.CU_STREAM_CAPTURE_STATUS_NONE:
+        return 0
+    return ident if ident != 0 else 1
+
+
 cdef _copy_python(object host, object ptr, bint to_device):
     ensure_context()
     nbytes = host.nbytes
@@ -180,6 +194,8 @@ cdef class DeviceMemory(_Owner):
     cdef readonly object nbytes
     cdef object _stream_obj
     cdef bint _python_route  # allocated through the cuda module's functions: freed through them too
+    cdef bint _counted       # counted among its stream's users (allocations.stream_used) until freed
+    cdef unsigned long long _capture_id  # the capture its stream was in when it was allocated (0: none)
 
     def __init__(self, nbytes, stream=None):
         # A failed allocation leaves ptr None: nothing for __del__ to free.
@@ -225,6 +241,9 @@ cdef class DeviceMemory(_Owner):
                 err = cdrv.cuMemAllocAsync(&ptr, n, hstream)
             if err != 0:
                 _fail(err, "cuMemAllocAsync")
+            stream_used(self.stream)
+            self._counted = True
+            self._capture_id = _capture_of(hstream)
         self.ptr = ptr
         self._link()
 
@@ -243,8 +262,17 @@ cdef class DeviceMemory(_Owner):
             self.ptr = int(_ok(cuda.cuMemAlloc(nbytes), "cuMemAlloc"))
         else:
             self.ptr = int(_ok(cuda.cuMemAllocAsync(nbytes, self.stream), "cuMemAllocAsync"))
+            stream_used(self.stream)
+            self._counted = True
         if nbytes:
             self._link()
+
+    cdef _uncount(self, bint destroy):
+        # After the free is queued: the stream's deferred destruction (if its
+        # owner went first, in a cycle) may run now.
+        if self._counted:
+            self._counted = False
+            stream_unused(self.stream, destroy)
 
     cdef _free(self):
         # After work already queued that uses it through cubind, in the order
@@ -281,6 +309,7 @@ cdef class DeviceMemory(_Owner):
                     hstream = <cdrv.CUstream><uintptr_t>self.stream
                 with nogil:
                     err = cdrv.cuMemFreeAsync(ptr, hstream)
+                self._uncount(True)
                 if err != 0:
                     _fail(err, "cuMemFreeAsync")
         finally:
@@ -300,11 +329,12 @@ cdef class DeviceMemory(_Owner):
                 _pending.wait_for(self, self.stream)
             if self.stream is None:
                 _status(cuda.cuMemFree(ptr), "cuMemFree")
-            elif _exiting:
-                cuda.cuCtxSynchronize()
-                _status(cuda.cuMemFreeAsync(ptr, 0), "cuMemFreeAsync")
             else:
-                _status(cuda.cuMemFreeAsync(ptr, self.stream), "cuMemFreeAsync")
+                if _exiting:
+                    cuda.cuCtxSynchronize()
+                result = cuda.cuMemFreeAsync(ptr, 0 if _exiting else self.stream)
+                self._uncount(True)
+                _status(result, "cuMemFreeAsync")
         finally:
             if pushed:
                 cuda.cuCtxPopCurrent()
@@ -314,6 +344,7 @@ cdef class DeviceMemory(_Owner):
         # The memory died with its context (Device.reset()): forget the
         # address without a driver call; every view refuses use.
         self._unlink()
+        self._uncount(False)
         self.ptr = None
         self._address = None
         self._deferred = False
@@ -350,6 +381,31 @@ cdef class DeviceMemory(_Owner):
             return
         if sys.is_finalizing():  # the driver may be gone; cubind's exit hook freed what it could before
             return
+        if self._counted and self._captured_apart():
+            # Freed after the capture (allocations.pyx says why); kept alive meanwhile.
+            wait_for_capture(self)
+            return
+        self._release_quietly()
+        if any_waiting():
+            _allocations.release_waiting()
+
+    cdef bint _captured_apart(self) except -1:
+        """Whether the stream this memory is ordered on is being captured by a
+        capture that did not allocate it (memory the capture allocated is freed
+        in it: the graph's own allocation and free)."""
+        if self._python_route:  # the no-GPU tests' emulator captures nothing
+            return False
+        return _capture_of(<cdrv.CUstream><uintptr_t>self.stream) not in (0, self._capture_id)
+
+    cdef bint _release_uncaptured(self) except -1:
+        if self.ptr is None:
+            return True
+        if self._counted and self._captured_apart():
+            return False
+        self._release_quietly()
+        return True
+
+    cdef _release_quietly(self):
         try:
             self.release()
         except CUDAError as exc:

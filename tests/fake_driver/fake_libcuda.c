@@ -117,6 +117,18 @@ static int fake_fail(const char *func, int rc) {
 static int fake_captured_launch(void *stream, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                 unsigned bz, void *f, void **params);
 static int fake_captured(void *stream, int kind, const char *name);
+
+/* Streams destroyed so far (handles are never reused here): a call given one
+ * is answered CUDA_ERROR_INVALID_HANDLE, where a real driver's behaviour is
+ * undefined (a crash inside it, seen on a GPU). */
+#define FAKE_DEAD_MAX 65536
+static unsigned long long fake_dead_streams[FAKE_DEAD_MAX];
+static int fake_dead_count = 0;
+static int fake_stream_dead(void *s) {
+    for (int i = 0; i < fake_dead_count; i++)
+        if (fake_dead_streams[i] == (unsigned long long)s) return 1;
+    return 0;
+}
 static int fake_capture_forbids(const char *func);
 
 static int fake_success(void) { return fake_fail("a function the fake answers generically", fake_sticky); }
@@ -156,6 +168,7 @@ static int f_cuMemAlloc(unsigned long long *p, size_t n) {
     return 0;
 }
 static int f_cuMemAllocAsync(unsigned long long *p, size_t n, void *s) {
+    if (fake_stream_dead(s)) return fake_fail(__func__, 400);
     if (fake_captured(s, 5, "cuMemAllocAsync node")) { /* FAKE_NODE_MEM_ALLOC: the graph's own memory */
         *p = fake_new("cuMemAllocAsync (captured)", n);
         return 0;
@@ -166,6 +179,7 @@ static int f_cuMemAllocAsync(unsigned long long *p, size_t n, void *s) {
 }
 static int f_cuMemFree(unsigned long long p) { if (fake_sticky) return fake_fail(__func__, fake_sticky); fake_log("cuMemFree", p); return 0; }
 static int f_cuMemFreeAsync(unsigned long long p, void *s) {
+    if (fake_stream_dead(s)) return fake_fail(__func__, 400); /* a real driver may crash here */
     if (fake_captured(s, 6, "cuMemFreeAsync node")) return 0; /* FAKE_NODE_MEM_FREE */
     return f_cuMemFree(p);
 }
@@ -203,7 +217,13 @@ static int f_cuStreamCreateWithPriority(void **s, unsigned flags, int prio) {
     *s = (void *)fake_new("cuStreamCreate", 0);
     return 0;
 }
-static int f_cuStreamDestroy(void *s) { if (fake_sticky) return fake_fail(__func__, fake_sticky); fake_log("cuStreamDestroy", (unsigned long long)s); return 0; }
+static int f_cuStreamDestroy(void *s) {
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    if (fake_stream_dead(s)) return fake_fail(__func__, 400);
+    fake_log("cuStreamDestroy", (unsigned long long)s);
+    if (fake_dead_count < FAKE_DEAD_MAX) fake_dead_streams[fake_dead_count++] = (unsigned long long)s;
+    return 0;
+}
 static int f_cuEventCreate(void **e, unsigned flags) {
     (void)flags;
     if (fake_sticky) return fake_fail(__func__, fake_sticky);
@@ -536,6 +556,19 @@ static int f_cuStreamEndCapture(void *stream, void **graph) {
 }
 static int f_cuStreamIsCapturing(void *stream, int *status) {
     *status = fake_is_capturing(stream) ? fake_capture_status : 0;
+    return fake_fail(__func__, fake_sticky);
+}
+/* The capture's id is its count (each capture a new one); the graph and its
+ * dependencies are not told here. */
+static int f_cuStreamGetCaptureInfo(void *stream, int *status, unsigned long long *id, void **graph,
+                                    const void **deps, const void **edges, size_t *count) {
+    int capturing = fake_is_capturing(stream);
+    *status = capturing ? fake_capture_status : 0;
+    if (id) *id = capturing ? (unsigned long long)fake_capture_count : 0;
+    if (graph) *graph = capturing ? (void *)fake_capture_graph : NULL;
+    if (deps) *deps = NULL;
+    if (edges) *edges = NULL;
+    if (count) *count = 0;
     return fake_fail(__func__, fake_sticky);
 }
 /* A synchronisation: forbidden during a capture. */
@@ -880,6 +913,7 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuStreamBeginCapture", (void *)f_cuStreamBeginCapture},
     {"cuStreamEndCapture", (void *)f_cuStreamEndCapture},
     {"cuStreamIsCapturing", (void *)f_cuStreamIsCapturing},
+    {"cuStreamGetCaptureInfo", (void *)f_cuStreamGetCaptureInfo},
     {"cuEventRecord", (void *)f_cuEventRecord},
     {"cuStreamSynchronize", (void *)f_cuStreamSynchronize},
     {"cuCtxSynchronize", (void *)f_cuCtxSynchronize},

@@ -123,6 +123,55 @@ def test_pinned_host_memory_is_freed_when_collected_and_at_exit_before_the_conte
     assert max(i for i, name in enumerate(names) if name == "cuMemFreeHost") < names.index("cuDevicePrimaryCtxRelease")
 
 
+def test_memory_in_a_cycle_with_its_stream_is_freed_on_it_before_the_stream_is_destroyed(fake_driver, tmp_path):
+    # The collector runs the stream's weakref.finalize before the memory's
+    # __del__ when both are garbage in one cycle: the destruction waits.
+    failed = tmp_path / "failed.log"
+    out, stderr, calls = run(fake_driver, tmp_path, """
+        from cubind._core import allocations
+        stream = cubind.Stream()
+        a = cubind.empty(16, np.float32, stream=stream)
+        b = cubind.empty(8, np.float32, stream=stream)
+        ids = {"stream": int(stream), "a": a.ptr, "b": b.ptr}
+        cycle = [stream, a, b]
+        cycle.append(cycle)
+        del stream, a, b, cycle
+        gc.collect()
+        ids["in_use"] = len(allocations.streams_in_use())
+        print(json.dumps(ids))
+    """, FAKE_FAILED_LOG=str(failed))
+    assert stderr == "" and not (failed.exists() and failed.read_text())
+    assert out["in_use"] == 0
+    order = [(call[0], int(call[-1], 16)) for call in calls]
+    destroyed = order.index(("cuStreamDestroy", out["stream"]))
+    assert order.index(("cuMemFree", out["a"])) < destroyed and order.index(("cuMemFree", out["b"])) < destroyed
+
+
+def test_memory_let_go_during_a_capture_of_its_stream_is_freed_after_it_not_captured(fake_driver, tmp_path):
+    failed = tmp_path / "failed.log"
+    out, stderr, calls = run(fake_driver, tmp_path, """
+        import os
+        stream = cubind.Stream()
+        a = cubind.empty(16, np.float32, stream=stream)
+        cyclic = [cubind.empty(4, np.float32, stream=stream)]
+        cyclic.append(cyclic)
+        ids = {"a": a.ptr, "cyclic": cyclic[0].ptr}
+        graph = cubind.CUDAGraph()
+        with graph.capture(stream):
+            cubind.empty(4, np.float32, stream=stream).fill(1)  # the graph's own memory: a node
+            del a, cyclic
+            gc.collect()
+            ids["during"] = sum(line.startswith("cuMemFree ") for line in open(os.environ["FAKE_CALL_LOG"]))
+        ids["nodes"] = graph.node_types()
+        print(json.dumps(ids))
+    """, FAKE_FAILED_LOG=str(failed))
+    assert stderr == "" and not (failed.exists() and failed.read_text())
+    assert out["during"] == 0                                   # nothing freed while the stream was captured
+    assert out["nodes"].count("mem_free") == 1                  # the graph's own allocation's free alone
+    freed = {int(call[-1], 16) for call in calls if call[0] == "cuMemFree"}
+    assert {out["a"], out["cyclic"]} <= freed                    # freed once the capture ended
+
+
 def test_pinned_memory_refuses_bad_sizes_and_shapes_by_name():
     import cubind
 
