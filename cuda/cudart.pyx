@@ -15520,7 +15520,7 @@ cdef class cudaDeviceProp(Struct):
     @property
     def name(self):
         """ASCII string identifying device"""
-        return (<char*>self._ptr.name)[:256]
+        return (<char*>self._ptr.name)[:256].partition(b"\0")[0]
 
     @name.setter
     def name(self, value):

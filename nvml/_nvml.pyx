@@ -3585,7 +3585,7 @@ cdef class nvmlPciInfoExt_v1_t(Struct):
     @property
     def busId(self):
         """The tuple domain:bus:device.function PCI identifier (&amp; NULL terminator)"""
-        return (<char*>self._ptr.busId)[:32]
+        return (<char*>self._ptr.busId)[:32].partition(b"\0")[0]
 
     @busId.setter
     def busId(self, value):
@@ -3641,7 +3641,7 @@ cdef class nvmlPciInfo_t(Struct):
     @property
     def busIdLegacy(self):
         """The legacy tuple domain:bus:device.function PCI identifier (&amp; NULL terminator)"""
-        return (<char*>self._ptr.busIdLegacy)[:16]
+        return (<char*>self._ptr.busIdLegacy)[:16].partition(b"\0")[0]
 
     @busIdLegacy.setter
     def busIdLegacy(self, value):
@@ -3701,7 +3701,7 @@ cdef class nvmlPciInfo_t(Struct):
     @property
     def busId(self):
         """The tuple domain:bus:device.function PCI identifier (&amp; NULL terminator)"""
-        return (<char*>self._ptr.busId)[:32]
+        return (<char*>self._ptr.busId)[:32].partition(b"\0")[0]
 
     @busId.setter
     def busId(self, value):
@@ -5660,7 +5660,7 @@ cdef class nvmlUUIDValue_t(Struct):
     @property
     def str_(self):
         """ASCII format value"""
-        return (<char*>self._ptr.str_)[:41]
+        return (<char*>self._ptr.str_)[:41].partition(b"\0")[0]
 
     @str_.setter
     def str_(self, value):
@@ -6358,7 +6358,7 @@ cdef class nvmlDevicePerfModes_v1_t(Struct):
     @property
     def str_(self):
         """OUT: the performance modes string."""
-        return (<char*>self._ptr.str_)[:2048]
+        return (<char*>self._ptr.str_)[:2048].partition(b"\0")[0]
 
     @str_.setter
     def str_(self, value):
@@ -6426,7 +6426,7 @@ cdef class nvmlDeviceCurrentClockFreqs_v1_t(Struct):
     @property
     def str_(self):
         """OUT: the current clock frequency string."""
-        return (<char*>self._ptr.str_)[:2048]
+        return (<char*>self._ptr.str_)[:2048].partition(b"\0")[0]
 
     @str_.setter
     def str_(self, value):
@@ -7338,7 +7338,7 @@ cdef class nvmlHostname_v1_t(Struct):
     @property
     def value(self):
         """null-terminated hostname string"""
-        return (<char*>self._ptr.value)[:64]
+        return (<char*>self._ptr.value)[:64].partition(b"\0")[0]
 
     @value.setter
     def value(self, value):
@@ -8590,7 +8590,7 @@ cdef class nvmlVgpuProcessUtilizationSample_t(Struct):
     @property
     def processName(self):
         """Name of process running within the vGPU VM"""
-        return (<char*>self._ptr.processName)[:64]
+        return (<char*>self._ptr.processName)[:64].partition(b"\0")[0]
 
     @processName.setter
     def processName(self, value):
@@ -8696,7 +8696,7 @@ cdef class nvmlVgpuProcessUtilizationInfo_v1_t(Struct):
     @property
     def processName(self):
         """Name of process running within the vGPU VM"""
-        return (<char*>self._ptr.processName)[:64]
+        return (<char*>self._ptr.processName)[:64].partition(b"\0")[0]
 
     @processName.setter
     def processName(self, value):
@@ -10201,7 +10201,7 @@ cdef class nvmlGridLicensableFeature_t(Struct):
     @property
     def licenseInfo(self):
         """Deprecated."""
-        return (<char*>self._ptr.licenseInfo)[:128]
+        return (<char*>self._ptr.licenseInfo)[:128].partition(b"\0")[0]
 
     @licenseInfo.setter
     def licenseInfo(self, value):
@@ -10211,7 +10211,7 @@ cdef class nvmlGridLicensableFeature_t(Struct):
     @property
     def productName(self):
         """Product name of feature"""
-        return (<char*>self._ptr.productName)[:128]
+        return (<char*>self._ptr.productName)[:128].partition(b"\0")[0]
 
     @productName.setter
     def productName(self, value):
@@ -11205,7 +11205,7 @@ cdef class nvmlHwbcEntry_t(Struct):
     @property
     def firmwareVersion(self):
         """"""
-        return (<char*>self._ptr.firmwareVersion)[:32]
+        return (<char*>self._ptr.firmwareVersion)[:32].partition(b"\0")[0]
 
     @firmwareVersion.setter
     def firmwareVersion(self, value):
@@ -11261,7 +11261,7 @@ cdef class nvmlLedState_t(Struct):
     @property
     def cause(self):
         """If amber, a text description of the cause"""
-        return (<char*>self._ptr.cause)[:256]
+        return (<char*>self._ptr.cause)[:256].partition(b"\0")[0]
 
     @cause.setter
     def cause(self, value):
@@ -11328,7 +11328,7 @@ cdef class nvmlUnitInfo_t(Struct):
     @property
     def name(self):
         """Product name"""
-        return (<char*>self._ptr.name)[:96]
+        return (<char*>self._ptr.name)[:96].partition(b"\0")[0]
 
     @name.setter
     def name(self, value):
@@ -11338,7 +11338,7 @@ cdef class nvmlUnitInfo_t(Struct):
     @property
     def id(self):
         """Product identifier"""
-        return (<char*>self._ptr.id)[:96]
+        return (<char*>self._ptr.id)[:96].partition(b"\0")[0]
 
     @id.setter
     def id(self, value):
@@ -11348,7 +11348,7 @@ cdef class nvmlUnitInfo_t(Struct):
     @property
     def serial(self):
         """Product serial number"""
-        return (<char*>self._ptr.serial)[:96]
+        return (<char*>self._ptr.serial)[:96].partition(b"\0")[0]
 
     @serial.setter
     def serial(self, value):
@@ -11358,7 +11358,7 @@ cdef class nvmlUnitInfo_t(Struct):
     @property
     def firmwareVersion(self):
         """Firmware version"""
-        return (<char*>self._ptr.firmwareVersion)[:96]
+        return (<char*>self._ptr.firmwareVersion)[:96].partition(b"\0")[0]
 
     @firmwareVersion.setter
     def firmwareVersion(self, value):
@@ -11426,7 +11426,7 @@ cdef class nvmlPSUInfo_t(Struct):
     @property
     def state(self):
         """The power supply state"""
-        return (<char*>self._ptr.state)[:256]
+        return (<char*>self._ptr.state)[:256].partition(b"\0")[0]
 
     @state.setter
     def state(self, value):
@@ -13619,7 +13619,7 @@ cdef class nvmlSystemDriverBranchInfo_v1_t(Struct):
     @property
     def branch(self):
         """driver branch"""
-        return (<char*>self._ptr.branch)[:80]
+        return (<char*>self._ptr.branch)[:80].partition(b"\0")[0]
 
     @branch.setter
     def branch(self, value):
@@ -14380,7 +14380,7 @@ cdef class nvmlVgpuMetadata_t(Struct):
     @property
     def guestDriverVersion(self):
         """Version of driver installed in guest"""
-        return (<char*>self._ptr.guestDriverVersion)[:80]
+        return (<char*>self._ptr.guestDriverVersion)[:80].partition(b"\0")[0]
 
     @guestDriverVersion.setter
     def guestDriverVersion(self, value):
@@ -14390,7 +14390,7 @@ cdef class nvmlVgpuMetadata_t(Struct):
     @property
     def hostDriverVersion(self):
         """Version of driver installed in host"""
-        return (<char*>self._ptr.hostDriverVersion)[:80]
+        return (<char*>self._ptr.hostDriverVersion)[:80].partition(b"\0")[0]
 
     @hostDriverVersion.setter
     def hostDriverVersion(self, value):
@@ -14519,7 +14519,7 @@ cdef class nvmlVgpuPgpuMetadata_t(Struct):
     @property
     def hostDriverVersion(self):
         """Host driver version"""
-        return (<char*>self._ptr.hostDriverVersion)[:80]
+        return (<char*>self._ptr.hostDriverVersion)[:80].partition(b"\0")[0]
 
     @hostDriverVersion.setter
     def hostDriverVersion(self, value):
@@ -14706,7 +14706,7 @@ cdef class nvmlExcludedDeviceInfo_t(Struct):
     @property
     def uuid(self):
         """The ASCII string UUID for the excluded GPU"""
-        return (<char*>self._ptr.uuid)[:80]
+        return (<char*>self._ptr.uuid)[:80].partition(b"\0")[0]
 
     @uuid.setter
     def uuid(self, value):
@@ -15201,7 +15201,7 @@ cdef class nvmlGpuInstanceProfileInfo_v2_t(Struct):
     @property
     def name(self):
         """Profile name"""
-        return (<char*>self._ptr.name)[:96]
+        return (<char*>self._ptr.name)[:96].partition(b"\0")[0]
 
     @name.setter
     def name(self, value):
@@ -15372,7 +15372,7 @@ cdef class nvmlGpuInstanceProfileInfo_v3_t(Struct):
     @property
     def name(self):
         """Profile name"""
-        return (<char*>self._ptr.name)[:96]
+        return (<char*>self._ptr.name)[:96].partition(b"\0")[0]
 
     @name.setter
     def name(self, value):
@@ -15827,7 +15827,7 @@ cdef class nvmlComputeInstanceProfileInfo_v2_t(Struct):
     @property
     def name(self):
         """Profile name"""
-        return (<char*>self._ptr.name)[:96]
+        return (<char*>self._ptr.name)[:96].partition(b"\0")[0]
 
     @name.setter
     def name(self, value):
@@ -15988,7 +15988,7 @@ cdef class nvmlComputeInstanceProfileInfo_v3_t(Struct):
     @property
     def name(self):
         """Profile name"""
-        return (<char*>self._ptr.name)[:96]
+        return (<char*>self._ptr.name)[:96].partition(b"\0")[0]
 
     @name.setter
     def name(self, value):

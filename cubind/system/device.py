@@ -123,7 +123,7 @@ class Device:
     @property
     def pci_bus_id(self) -> str:
         """``"00000000:1B:00.0"`` (domain:bus:device.function)."""
-        return call("nvmlDeviceGetPciInfo", self._handle).busId.split(b"\0", 1)[0].decode()
+        return call("nvmlDeviceGetPciInfo", self._handle).busId.decode()
 
     @property
     def memory(self) -> Memory:

@@ -135,7 +135,19 @@ def test_device_prop_has_every_field_of_the_header(runtime_model):
     assert len(fields) >= 80
     prop = cudart.cudaDeviceProp()
     assert not [name for name in fields if not hasattr(prop, name)]
-    assert prop.name == bytes(256) and prop.multiProcessorCount == 0  # char[256], zeroed
+    assert prop.name == b"" and prop.multiProcessorCount == 0  # char[256], zeroed
+
+
+def test_a_text_char_array_reads_to_its_first_nul_a_binary_one_whole():
+    # As NVIDIA's classic module reads them: cudaDeviceProp.name is text
+    # (bindings/runtime.toml's role "string"), luid and uuid bytes are binary.
+    prop = cudart.cudaDeviceProp()
+    prop.name = b"NVIDIA H100"
+    assert prop.name == b"NVIDIA H100"
+    assert prop.luid == bytes(8)
+    prop.luid = b"\x01\x00\x02"
+    assert prop.luid == b"\x01\x00\x02" + bytes(5)
+    assert cudart.cudaUUID_t().bytes == bytes(16)
 
 
 # -- errors --------------------------------------------------------------------

@@ -207,6 +207,9 @@ struct Field {
   // Holds a launch's kernel arguments (spec [fields] role = "kernel_params"):
   // it takes every form cuLaunchKernel's kernelParams takes.
   bool kernel_params = false;
+  // A char array read as text up to its first NUL, not as all its bytes
+  // (passes: mark_char_strings, from the spec's conventions and [fields]).
+  bool c_string = false;
   Conversion conversion;  // the Python property's (conversion pass); skip_reason when none
 };
 

@@ -151,6 +151,7 @@ json record_json(const Record& r) {
     put(jf, "py_alias", f.py_alias);
     put(jf, "count_field", f.count_field);
     if (f.kernel_params) jf["kernel_params"] = true;
+    if (f.c_string) jf["c_string"] = true;
     put_conversion(jf, "conversion", f.conversion);
     put_doc(jf, f.doc);
     fields.push_back(jf);

@@ -538,13 +538,14 @@ Conversion field_element(const Type& e, const Model& m) {
   return none;
 }
 
-// A fixed array field: a char array is a string, any other one a list whose
-// items convert through their element.
-Conversion fixed_array(const Type& t, const Model& m) {
+// A fixed array field: a char array is bytes (all of them, or up to the
+// first NUL where the field is a C string), any other one a list whose items
+// convert through their element.
+Conversion fixed_array(const Type& t, const Model& m, bool c_string) {
   const Type& e = t.pointee();
   Conversion c;
   if (e.kind == TypeKind::Integer && e.canonical == "char") {
-    c = named("fields/chars", t);
+    c = named(c_string ? "fields/c_string" : "fields/chars", t);
   } else {
     Conversion item = field_element(e, m);
     if (!item.bound()) return item;
@@ -589,7 +590,7 @@ Conversion field_conversion(const Field& f, const Model& m) {
       return c;
     }
     case TypeKind::Array:
-      return fixed_array(t, m);
+      return fixed_array(t, m, f.c_string);
     case TypeKind::Pointer:
       if (f.kernel_params) {
         // Packed by the launch's own packer, kept alive by the struct.

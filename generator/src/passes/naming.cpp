@@ -352,9 +352,27 @@ void apply_field_counts(Model& model, const spec::Spec& spec) {
       if (target) break;
     }
     if (!target) throw std::runtime_error("fields." + fc.record + "." + fc.field + ": no such field");
+    if (fc.role == "string" || fc.role == "bytes") {
+      if (!is_char_array(target->type))
+        throw std::runtime_error("fields." + fc.record + "." + fc.field + ": role \"" + fc.role +
+                                 "\" is for a char array, not " + target->type.spelling);
+      target->c_string = fc.role == "string";
+      continue;
+    }
     target->count_field = fc.count_field;
     target->kernel_params = fc.role == "kernel_params";
   }
+}
+
+bool is_char_array(const Type& t) {
+  return t.kind == TypeKind::Array && t.pointee().kind == TypeKind::Integer && t.pointee().canonical == "char";
+}
+
+void mark_char_strings(Model& model, const spec::Spec& spec) {
+  const bool strings = spec.conventions.char_arrays == "string";
+  for (auto& r : model.records)
+    for (auto& f : r.fields)
+      if (is_char_array(f.type)) f.c_string = strings;
 }
 
 void declare_foreign_typedefs(Model& model, const spec::Spec& spec) {

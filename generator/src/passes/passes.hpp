@@ -72,6 +72,11 @@ void mark_failure_members(model::Model& model, const spec::Spec& spec);
 // Pointer fields counted by a sibling field, and those holding kernel
 // arguments (spec [fields]).
 void apply_field_counts(model::Model& model, const spec::Spec& spec);
+// Each char array field's reading (text to its first NUL, or all its
+// bytes) by the spec's conventions.char_arrays; apply_field_counts, after it,
+// applies a field's own role.
+void mark_char_strings(model::Model& model, const spec::Spec& spec);
+bool is_char_array(const model::Type& t);
 
 // The spec's attribute_types resolved against the headers' types; then, once
 // roles are known, each attribute-typed value linked to its table.

@@ -32,6 +32,7 @@ const Pass kPipeline[] = {
     {"name_tagged_handles", [](Model& m, const Spec&) { name_tagged_handles(m); }},
     {"mark_void_handles", mark_void_handles},
     {"name_type_aliases", name_type_aliases},
+    {"mark_char_strings", mark_char_strings},
     {"apply_field_counts", apply_field_counts},
     {"resolve_attribute_types", resolve_attribute_types},
     {"resolve_option_types", resolve_option_types},

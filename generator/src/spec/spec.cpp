@@ -66,6 +66,10 @@ Conventions read_conventions(const Reader& r, const toml::table& t) {
   c.output_wording = r.strings(t, "output_wording", where);
   c.optional_wording = r.strings(t, "optional_wording", where);
   c.option_type_wording = r.string(t, "option_type_wording", false, where);
+  if (auto a = r.string(t, "char_arrays", false, where); !a.empty()) {
+    if (a != "bytes" && a != "string") r.fail(where + "char_arrays", "expected \"bytes\" or \"string\"");
+    c.char_arrays = a;
+  }
   c.abi_symbol = rewrite(r, t, "abi_symbol", where);
   c.struct_version = rewrite(r, t, "struct_version", where);
   c.struct_version_field = r.string(t, "struct_version_field", false, where);
@@ -281,7 +285,8 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
         const std::string fwhere = where + std::string(fname.str()) + ".";
         FieldCount fc{std::string(rname.str()), std::string(fname.str()), r.string(*t, "count_field", false, fwhere),
                       r.string(*t, "role", false, fwhere)};
-        if (!fc.role.empty() && fc.role != "kernel_params") r.fail(fwhere + "role", "expected \"kernel_params\"");
+        if (!fc.role.empty() && fc.role != "kernel_params" && fc.role != "string" && fc.role != "bytes")
+          r.fail(fwhere + "role", "expected \"kernel_params\", \"string\" or \"bytes\"");
         if (fc.role.empty() && fc.count_field.empty()) r.fail(fwhere + "count_field", "missing");
         spec.field_counts.push_back(fc);
       }

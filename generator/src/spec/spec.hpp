@@ -56,13 +56,15 @@ struct ParamOverride {
 // the headers declare or a C builtin; "T[]" for an array filling the size
 // the caller gives.
 // A record's pointer field that points to an array counted by a sibling
-// field (`[fields.<record>.<field>] count_field = "..."`), or one holding a
-// launch's kernel arguments (`role = "kernel_params"`).
+// field (`[fields.<record>.<field>] count_field = "..."`), one holding a
+// launch's kernel arguments (`role = "kernel_params"`), or a char array read
+// otherwise than the library's convention (`role = "string"`: up to its
+// first NUL, as cudaDeviceProp.name; `role = "bytes"`: all of it).
 struct FieldCount {
   std::string record;
   std::string field;
   std::string count_field;
-  std::string role;  // "kernel_params" or empty
+  std::string role;  // "kernel_params", "string", "bytes" or empty
 };
 
 struct AttributeType {
@@ -87,6 +89,11 @@ struct AlsoAccepts {
 
 // A library's naming conventions, which the general parameter rules read.
 struct Conventions {
+  // What a struct's char array holds unless its field says otherwise
+  // ([fields] role): "bytes" (all of it, NULs included: CUDA's uuid bytes,
+  // luid, IPC handles, padding) or "string" (text up to its first NUL:
+  // NVML's names, bus ids, versions).
+  std::string char_arrays = "bytes";
   // An integer parameter counts an array when its name starts with one of
   // these prefixes followed by a capital (`numOptions`, `nDims`), ends with
   // one of the suffixes (`elementCount`), or is one of the names.

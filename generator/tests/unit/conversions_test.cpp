@@ -435,6 +435,16 @@ TEST(AssignConversions, AKernelParamsFieldIsPackedAndKeptByTheStruct) {
   EXPECT_EQ(c.ownership, Ownership::Struct);
 }
 
+TEST(AssignConversions, ACharArrayIsAllItsBytesOrAStringToItsFirstNul) {
+  const Model m = model_with({});
+  Field f = field("name", array_of(char_t(), 8));
+  EXPECT_EQ(passes::field_conversion(f, m).name, "fields/chars");
+  f.c_string = true;  // mark_char_strings / apply_field_counts, from the spec
+  const Conversion c = passes::field_conversion(f, m);
+  EXPECT_EQ(c.name, "fields/c_string");
+  EXPECT_EQ(c.fixed_count, 8);
+}
+
 // A fixed array is one template, fields/array; what differs by element type
 // (how item i is read and written in place, its stub types) is the element's.
 TEST(AssignConversions, FixedArraysConvertEachItemThroughTheirElement) {

@@ -234,6 +234,19 @@ TEST(SpecParse, UnknownRoleInAnOverride) {
             "bad.toml: functions.xGetLog.params.log.role: unknown role 'bufer'");
 }
 
+TEST(SpecParse, CharArraysAreBytesUnlessTheConventionsOrAFieldSayString) {
+  EXPECT_EQ(spec::parse(kLibrary, "c.toml").conventions.char_arrays, "bytes");
+  EXPECT_EQ(spec::parse(kLibrary + "[conventions]\nchar_arrays = \"string\"\n", "c.toml").conventions.char_arrays,
+            "string");
+  EXPECT_EQ(error_of(kLibrary + "[conventions]\nchar_arrays = \"text\"\n"),
+            "bad.toml: conventions.char_arrays: expected \"bytes\" or \"string\"");
+  const spec::Spec s = spec::parse(kLibrary + "[fields.prop.name]\nrole = \"string\"\n", "c.toml");
+  ASSERT_EQ(s.field_counts.size(), 1u);
+  EXPECT_EQ(s.field_counts[0].role, "string");
+  EXPECT_EQ(error_of(kLibrary + "[fields.prop.name]\nrole = \"text\"\n"),
+            "bad.toml: fields.prop.name.role: expected \"kernel_params\", \"string\" or \"bytes\"");
+}
+
 TEST(SpecParse, UnresolvedIsNotARoleTheSpecCanGive) {
   EXPECT_EQ(error_of(kLibrary + "[functions.f.params.p]\nrole = \"unresolved\"\n"),
             "bad.toml: functions.f.params.p.role: unknown role 'unresolved'");

@@ -8,7 +8,10 @@
  *   mode       enum            -> fields/enum (an enum member back)
  *   stream     handle          -> fields/handle
  *   dim        struct          -> fields/record (a view into the parent)
- *   name       char[8]         -> fields/chars
+ *   name       char[8]         -> fields/chars (all 8 bytes: the spec's
+ *              conventions.char_arrays is "bytes", as CUDA's are)
+ *   label      char[16]        -> fields/c_string: spec.toml's role "string";
+ *              read up to its first NUL (cudaDeviceProp.name's reading)
  *   dims       int[3]          -> fields/array
  *   corners    struct[2]       -> fields/record_array
  *   items      struct*         -> fields/record_pointer (a list kept by the struct)
@@ -46,6 +49,7 @@ typedef struct caseAll_st {
   caseStream stream;
   caseDim dim;
   char name[8];
+  char label[16];
   int dims[3];
   caseDim corners[2];
   caseDim *items;
