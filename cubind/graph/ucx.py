@@ -159,8 +159,12 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
             await asyncio.gather(*(link.close(failed, CLOSE_TIMEOUT_S) for link in self.links),
                                  return_exceptions=True)
 
-        engine, self.engine = self.engine, None
-        engine.call(close_all(), CLOSE_TIMEOUT_S + 5)
+        # The engine stays set while the links drain: a send loop still
+        # sending the last messages uses it (a device tensor's context).
+        try:
+            self.engine.call(close_all(), CLOSE_TIMEOUT_S + 5)
+        finally:
+            self.engine = None
         return None if failed else self.external_failure()
 
     def external_counts(self):

@@ -106,9 +106,16 @@ class Engine:
 
     def stop(self):
         async def finish():
-            stop = getattr(self.ucxx, "stop_notifier_thread", None)
-            if stop is not None:
-                stop()
+            # reset() ends UCX itself (its CUDA transport's streams and events
+            # too) now, while the process still holds its CUDA contexts; left
+            # to the library's unloading, after cubind's exit hook released
+            # them, UCX warns of each event it can no longer destroy.
+            try:
+                self.ucxx.reset()
+            except Exception:  # an endpoint still referenced: at least stop the notifier
+                stop = getattr(self.ucxx, "stop_notifier_thread", None)
+                if stop is not None:
+                    stop()
         try:
             self.call(finish(), 5)
         except Exception:
