@@ -6,15 +6,64 @@ Inside a codelet's phase its pool stream is cubind's current stream (``with
 stream:``), so the event is recorded where the producer queued its work and
 the wait is queued where the consumer will queue its own."""
 
+import collections
+import weakref
+
 import cubind
+
+# Ready events are pooled per producer stream: making and destroying one per
+# message (cuEventCreate, its finalizer, cuEventDestroy) was most of what a
+# device tensor's edge cost. An event goes back to its stream's pool when no
+# message refers to it any more; every wait issued on it is then queued, and
+# a wait is a snapshot of the event's last record (cuStreamWaitEvent), so
+# recording it again for a later message moves none of them.
+_pools: "weakref.WeakKeyDictionary[cubind.Stream, collections.deque]" = weakref.WeakKeyDictionary()
+
+
+class ReadyEvent:
+    """A message's ready event (``message.ready_event``): the pooled
+    :class:`cubind.Event` (``event``), returned to its pool when collected."""
+
+    __slots__ = ("event", "_pool")
+
+    def __init__(self, event, pool):
+        self.event, self._pool = event, pool
+
+    @property
+    def handle(self):
+        return self.event.handle
+
+    def synchronize(self):
+        self.event.synchronize()
+
+    def query(self):
+        return self.event.query()
+
+    def __del__(self):
+        self._pool.append(self.event)  # deque.append: one step, safe from any thread
 
 
 def record_ready(message):
     """At publish: an event after the producer's queued work (its current
     stream, else the current device's default stream)."""
-    event = cubind.Event(timing=False)
-    event.record(cubind.current_stream())
-    message.ready_event = event
+    stream = cubind.current_stream()
+    if stream is None:  # the default stream: no pool (none is kept per context)
+        message.ready_event = cubind.Event(timing=False).record(None)
+        return
+    pool = _pools.get(stream)
+    if pool is None:
+        pool = _pools.setdefault(stream, collections.deque())
+    while True:
+        try:
+            event = pool.pop()
+        except IndexError:
+            event = cubind.Event(timing=False)
+        try:
+            event.record(stream)
+            break
+        except ValueError:  # its context was reset (Device.reset()): the event is gone, take another
+            continue
+    message.ready_event = ReadyEvent(event, pool)
 
 
 def _consumer_stream():
@@ -33,7 +82,8 @@ def await_ready(message, device):
     shallow copy of the message. Returns the message the consumer gets."""
     stream = _consumer_stream()
     if message.ready_event is not None:
-        stream.wait(message.ready_event)
+        ready = message.ready_event
+        stream.wait(ready.event if isinstance(ready, ReadyEvent) else ready)
     if device is None:
         return message
     moved = None
