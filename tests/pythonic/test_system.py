@@ -160,7 +160,7 @@ def test_the_nvml_view_of_a_cuda_device_is_that_device():
     assert gpu.name == cuda_device.name
     # NVML's total (nvidia-smi's) is the card's; the driver's (cuDeviceTotalMem)
     # leaves out what the driver reserves for itself (615 MiB on an H200).
-    assert 0 <= gpu.memory.total - cuda_device.total_memory <= gpu.memory.total // 50
+    assert gpu.memory.total - gpu.memory.reserved == cuda_device.total_memory
     assert gpu in system.devices()
     assert 0 <= gpu.utilization.gpu <= 100 and gpu.temperature > 0 and gpu.power_limit > 0
     assert gpu.clocks.sm <= gpu.max_clocks.sm
