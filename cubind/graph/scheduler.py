@@ -253,11 +253,12 @@ class _Run:
             if self.graph.interrupted:
                 self._stop("interrupted")
                 return None
-            failure = next(filter(None, (s.external_failure() for s in self.sources)), None)
-            if failure is not None:
-                self.error = self.error or failure
-                self._stop("error")
-                return None
+            if self.sources:
+                failure = next(filter(None, (s.external_failure() for s in self.sources)), None)
+                if failure is not None:
+                    self.error = self.error or failure
+                    self._stop("error")
+                    return None
             if self.wall_end is not None and time.monotonic() >= self.wall_end:
                 self._stop("max_duration")
                 return None
@@ -266,7 +267,8 @@ class _Run:
             now = self.clock.timestamp()
             entity, target = self._pick(now)
             if entity is not None:
-                self.started[entity] = time.monotonic()
+                if self.workers > 1:  # what _gate reads
+                    self.started[entity] = time.monotonic()
                 return entity, now
             if self.running == 0 and target is None and not any(s.external_active() for s in self.sources):
                 # Nothing can fire again. Entities that ended and others left
@@ -353,7 +355,8 @@ class _Run:
                 after(now)
         self.state[entity] = IDLE
         self.running -= 1
-        self.started.pop(entity, None)
+        if self.workers > 1:
+            self.started.pop(entity, None)
         chain = self.chains.get(entity)
         for member in chain.entities if chain is not None else (entity,):
             self.ticks[member] += 1
