@@ -2,7 +2,6 @@
 and what GXF's ``CodeletAdapter`` gives it (its queues, allocators, stream
 pools, clock, parameters, ids, timestamps)."""
 
-import contextlib
 
 from .clock import Clock
 from .component import Component
@@ -167,17 +166,23 @@ class Codelet(Component):
             self._pool = self.cuda_stream_pools[0]
             self._stream = self._pool.allocate_stream()
         method = getattr(self, phase)
-        if self._stream is None and self.entity.device is None:
-            method()
+        stream, ordinal = self._stream, self.entity.device
+        # Plain with-blocks, not an ExitStack: this runs on every tick.
+        if ordinal is None:
+            if stream is None:
+                method()
+            else:
+                with stream:
+                    method()
             return
-        with contextlib.ExitStack() as scope:
-            if self.entity.device is not None:
-                import cubind
+        import cubind
 
-                scope.enter_context(cubind.Device(self.entity.device))
-            if self._stream is not None:
-                scope.enter_context(self._stream)
-            method()
+        with cubind.Device(ordinal):
+            if stream is None:
+                method()
+            else:
+                with stream:
+                    method()
 
     def _release(self):
         if self._stream is not None:
