@@ -144,6 +144,8 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
   const View result_stub = slot(r, rv, "stub", f.name + " result", ctx);
   d.set("result_type", result_stub);
   if (f.returns_status) {
+    // The status read from the struct holding it (`.err` of CUfileError_t).
+    d.set("status_access", f.status_field.empty() ? std::string() : "." + f.status_field);
     d.set("doc", docstring(function_docstring(f, ctx.spec.status_type, doc_outputs, forms), "    "));
   } else {
     d.set("c_result", ctx.py_names.cython(f.result));

@@ -232,6 +232,10 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
       r.fail("library.internal_headers", h + " is not one of library.headers");
   spec.status_type = r.string(*lib, "status_type", true, "library.");
   spec.status_description = r.string(*lib, "status_description", false, "library.");
+  spec.status_record = r.string(*lib, "status_record", false, "library.");
+  spec.status_member = r.string(*lib, "status_member", !spec.status_record.empty(), "library.");
+  if (spec.status_record.empty() && !spec.status_member.empty())
+    r.fail("library.status_member", "is only read with library.status_record");
   spec.version_header = r.string(*lib, "version_header", false, "library.");
   spec.version_macro = r.string(*lib, "version_macro", false, "library.");
   spec.clang_args = r.strings(*lib, "clang_args", "library.");

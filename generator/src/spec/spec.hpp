@@ -182,6 +182,12 @@ struct Spec {
   // never bound.
   std::vector<std::string> prelude_headers;
   std::string status_type;  // the enum every call returns ("nvrtcResult")
+  // Where the calls return a struct holding the status enum instead of the
+  // enum (cufile.h's CUfileError_t {CUfileOpError err; CUresult cu_err;},
+  // returned by value): that struct and its member of status_type. Python
+  // receives the member, a status_type like every other library's. Empty: none.
+  std::string status_record;
+  std::string status_member;
   // The bound function giving a status's text ("cuGetErrorString"): the
   // status enum's `_describe_()` calls it, which the floor's CUDAError asks
   // for its message (the floor imports no generated package). Empty: none.
