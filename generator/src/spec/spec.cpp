@@ -243,6 +243,16 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
   spec.void_handles = r.strings(*lib, "void_handles", "library.");
   spec.foreign_typedefs = r.strings(*lib, "foreign_typedefs", "library.");
   spec.function_handles = r.strings(*lib, "function_handles", "library.");
+  spec.foreign_records = r.strings(*lib, "foreign_records", "library.");
+  if (const toml::node* node = lib->get("foreign_handles")) {
+    const toml::table* handles = node->as_table();
+    if (!handles) r.fail("library.foreign_handles", "expected a table of handle = \"struct tag\"");
+    for (const auto& [name, tag] : *handles) {
+      if (!tag.value<std::string>())
+        r.fail("library.foreign_handles." + std::string(name.str()), "expected the struct's tag");
+      spec.foreign_handles.emplace_back(std::string(name.str()), *tag.value<std::string>());
+    }
+  }
   spec.prelude_headers = r.strings(*lib, "prelude_headers", "library.");
   spec.twin_headers = r.strings(*lib, "twin_headers", "library.");
 

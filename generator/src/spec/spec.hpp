@@ -203,6 +203,16 @@ struct Spec {
   // EGLint, VDPAU's VdpDevice), which only the uses name: declared in the C
   // layer by their integer type, so that integer_handles can name them.
   std::vector<std::string> foreign_typedefs;
+  // Handles of a header outside `headers` (cuda.h's CUstream, which
+  // cufile.h's stream functions take), each with its struct's tag
+  // ("CUstream_st"): declared in the C layer and bound as a handle class
+  // whose objects the other modules' classes of that tag (cuda.CUstream) take.
+  std::vector<std::pair<std::string, std::string>> foreign_handles;
+  // Structs of a header outside `headers` (<time.h>'s struct timespec,
+  // <sys/socket.h>'s sockaddr through cufile.h's typedef sockaddr_t), which
+  // only the uses name: declared in the C layer without their fields (an
+  // opaque class of their name, passed by address).
+  std::vector<std::string> foreign_records;
   // Function types of a header outside `headers` taken by pointer (VDPAU's
   // `VdpGetProcAddress *`): handle classes holding the function's address,
   // as void_handles hold a void*.
