@@ -149,6 +149,8 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
     d.set("doc", docstring(function_docstring(f, ctx.spec.status_type, doc_outputs, forms), "    "));
   } else {
     d.set("c_result", ctx.py_names.cython(f.result));
+    // A void function: called without a result to hold (`cdef void _r` is no Cython).
+    d.flag("void_result", f.result.kind == TypeKind::Void);
     d.set("result", slot(r, rv, "ret", f.name + " result", ctx));
     d.flag("with_status", !f.value_only);
     if (!f.value_only) {
