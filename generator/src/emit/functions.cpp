@@ -60,6 +60,8 @@ View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Co
   if (f.header_only) d.set("header", f.header);
   d.set("abi_version", std::to_string(f.abi_version));
   d.set("c_result", ctx.c_names.cython(f.result));
+  // A void function's call is no value to return (Cython refuses it).
+  d.flag("void_result", f.result.kind == TypeKind::Void);
   // Cython's exception clause: none for a function that cannot raise (no
   // check after each call, which Cython would otherwise make under the GIL),
   // else a check after the error value, or after every call where there is none.
