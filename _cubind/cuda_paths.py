@@ -309,7 +309,7 @@ def spec_headers(spec):
 
 # The packages setup.py makes from bindings/*.toml, whose .pxd files a
 # consumer cimports (tests/packaging/test_cimport.py checks this against setup.py).
-GENERATED_PACKAGES = ("cuda", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml")
+GENERATED_PACKAGES = ("cuda", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml", "cufile")
 # Stand-ins for platform headers the CUDA headers include (cudaEGL.h includes
 # EGL/egl.h, cudaGL.h GL/gl.h; cudaVDPAU.h needs vdpau/vdpau.h): each defers
 # to the system's header where there is one.
