@@ -4,6 +4,9 @@
 cimport cython
 from libc.stdint cimport *
 from libc.string cimport memcpy, memset
+# A sequence's length where a parameter may be named `len` (cufile.h's
+# cuFileSetParameterPosixPoolSlabArray, cuda.h's cuDeviceGetName): the C call.
+from cpython.object cimport PyObject_Length
 
 cimport cufile.ccufile as c
 from _cubind.convert cimport *
@@ -3483,8 +3486,8 @@ def cuFileBatchIOSubmit(batch_idp, nr, iocbp, flags):
             raise TypeError(f"iocbp: expected a list, got {type(iocbp).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if iocbp_count < 0 or len(iocbp) < iocbp_count:
-            raise ValueError(f"iocbp: {len(iocbp)} items, but nr is { iocbp_count }")
+        if iocbp_count < 0 or PyObject_Length(iocbp) < iocbp_count:
+            raise ValueError(f"iocbp: {PyObject_Length(iocbp)} items, but nr is { iocbp_count }")
         iocbp_storage = bytearray(max(iocbp_count, 1) * sizeof(c.CUfileIOParams_t))
         _c_iocbp = <c.CUfileIOParams_t*><char*>iocbp_storage
         for i in range(iocbp_count):
@@ -4155,8 +4158,8 @@ def cuFileSetParameterPosixPoolSlabArray(size_values, count_values, len):
             raise TypeError(f"size_values: expected a list, got {type(size_values).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if size_values_count < 0 or len(size_values) < size_values_count:
-            raise ValueError(f"size_values: {len(size_values)} items, but len is { size_values_count }")
+        if size_values_count < 0 or PyObject_Length(size_values) < size_values_count:
+            raise ValueError(f"size_values: {PyObject_Length(size_values)} items, but len is { size_values_count }")
         size_values_storage = bytearray(max(size_values_count, 1) * sizeof(size_t))
         _c_size_values = <size_t*><char*>size_values_storage
         for i in range(size_values_count):
@@ -4174,8 +4177,8 @@ def cuFileSetParameterPosixPoolSlabArray(size_values, count_values, len):
             raise TypeError(f"count_values: expected a list, got {type(count_values).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if count_values_count < 0 or len(count_values) < count_values_count:
-            raise ValueError(f"count_values: {len(count_values)} items, but len is { count_values_count }")
+        if count_values_count < 0 or PyObject_Length(count_values) < count_values_count:
+            raise ValueError(f"count_values: {PyObject_Length(count_values)} items, but len is { count_values_count }")
         count_values_storage = bytearray(max(count_values_count, 1) * sizeof(size_t))
         _c_count_values = <size_t*><char*>count_values_storage
         for i in range(count_values_count):
