@@ -244,7 +244,11 @@ GPU_ROUND_TRIP = """
     # on the file); without it cuFile does POSIX I/O through host bounce
     # buffers, what cufile.json's allow_compat_mode allows.
     mode = "gds" if os.path.isdir("/sys/module/nvidia_fs") else "compat"
-    fd = os.open(path, os.O_CREAT | os.O_RDWR | (os.O_DIRECT if mode == "gds" else 0), 0o644)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_RDWR | (os.O_DIRECT if mode == "gds" else 0), 0o644)
+    except OSError:   # a file system without O_DIRECT (tmpfs): compatibility mode after all
+        mode = "compat (no O_DIRECT here)"
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
     descr = cufile.CUfileDescr_t()
     descr.type = cufile.CUfileFileHandleType.CU_FILE_HANDLE_TYPE_OPAQUE_FD
     descr.handle.fd = fd
