@@ -7,6 +7,10 @@
 # (call them with or without the GIL) and resolve their symbol through cubind's
 # loader on first use; a missing library raises the loader's error.
 
+# Needed before the library's headers, which do not include it.
+cdef extern from "cuda.h":
+    pass
+
 cdef extern from "cufile.h" nogil:
     cdef struct _CUstream_struct "CUstream_st"
     ctypedef _CUstream_struct* CUstream
