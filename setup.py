@@ -233,7 +233,7 @@ class build_ext(_build_ext):
                 # An optional library's headers are missing: its package is
                 # left out (import fails naming it), the rest still builds.
                 self.extensions.remove(ext)
-                skipped.setdefault(package, ", ".join(exc.headers))
+                skipped.setdefault(package, ", ".join(exc.missing))
                 continue
             ext.include_dirs += [d for d in dirs if d not in ext.include_dirs]
             if root is not None:

@@ -48,11 +48,13 @@ _ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "sbsa", "arm64": "sbs
 
 class HeaderNotFound(Exception):
     """A header none of the roots holds; the message names every place looked,
-    ``headers`` the headers asked for."""
+    ``headers`` the headers asked for, ``missing`` those no root holds (cufile.h,
+    where cuda.h, asked for with it, is the toolkit's)."""
 
-    def __init__(self, message, headers=()):
+    def __init__(self, message, headers=(), missing=None):
         super().__init__(message)
         self.headers = list(headers)
+        self.missing = list(headers if missing is None else missing)
 
 
 class Root:
@@ -221,7 +223,8 @@ def find_headers(headers, module="cubind", candidates=None, wheels=None):
     lines.append("Set CUDA_HOME to a CUDA toolkit (/usr/local/cuda-13.0), a conda environment with "
                  "cuda-* packages, or site-packages/nvidia/cu13 of NVIDIA's wheels"
                  + (f" (not set: {', '.join(unset)})." if unset else "."))
-    raise HeaderNotFound("\n".join(lines), headers)
+    nowhere = [h for h in headers if all(h in missing for _root, missing in looked)]
+    raise HeaderNotFound("\n".join(lines), headers, nowhere or headers)
 
 
 def _environment_wheels():
@@ -309,7 +312,7 @@ def spec_headers(spec):
 
 # The packages setup.py makes from bindings/*.toml, whose .pxd files a
 # consumer cimports (tests/packaging/test_cimport.py checks this against setup.py).
-GENERATED_PACKAGES = ("cuda", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml")
+GENERATED_PACKAGES = ("cuda", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml", "cufile")
 # Stand-ins for platform headers the CUDA headers include (cudaEGL.h includes
 # EGL/egl.h, cudaGL.h GL/gl.h; cudaVDPAU.h needs vdpau/vdpau.h): each defers
 # to the system's header where there is one.

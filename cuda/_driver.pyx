@@ -4,6 +4,9 @@
 cimport cython
 from libc.stdint cimport *
 from libc.string cimport memcpy, memset
+# A sequence's length where a parameter may be named `len` (cufile.h's
+# cuFileSetParameterPosixPoolSlabArray, cuda.h's cuDeviceGetName): the C call.
+from cpython.object cimport PyObject_Length
 
 cimport cuda.cdriver as c
 from _cubind.convert cimport *
@@ -22982,8 +22985,8 @@ def cuDeviceGetHostAtomicCapabilities(operations, count, dev):
             raise TypeError(f"operations: expected a list, got {type(operations).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if operations_count < 0 or len(operations) < operations_count:
-            raise ValueError(f"operations: {len(operations)} items, but count is { operations_count }")
+        if operations_count < 0 or PyObject_Length(operations) < operations_count:
+            raise ValueError(f"operations: {PyObject_Length(operations)} items, but count is { operations_count }")
         operations_storage = bytearray(max(operations_count, 1) * sizeof(c.CUatomicOperation))
         _c_operations = <c.CUatomicOperation*><char*>operations_storage
         for i in range(operations_count):
@@ -25501,8 +25504,8 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
             raise TypeError(f"options: expected a list, got {type(options).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if options_count < 0 or len(options) < options_count:
-            raise ValueError(f"options: {len(options)} items, but numOptions is { options_count }")
+        if options_count < 0 or PyObject_Length(options) < options_count:
+            raise ValueError(f"options: {PyObject_Length(options)} items, but numOptions is { options_count }")
         options_storage = bytearray(max(options_count, 1) * sizeof(c.CUjit_option))
         _c_options = <c.CUjit_option*><char*>options_storage
         for i in range(options_count):
@@ -25519,8 +25522,8 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
     else:
         if not isinstance(optionValues, (list, tuple)):
             raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
-        if optionValues_count < 0 or len(optionValues) < optionValues_count:
-            raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
+        if optionValues_count < 0 or PyObject_Length(optionValues) < optionValues_count:
+            raise ValueError(f"optionValues: {PyObject_Length(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
         # The arrays themselves go with the values: a library may write into
@@ -25811,8 +25814,8 @@ def cuModuleEnumerateFunctions(functions, numFunctions, mod):
             raise TypeError(f"functions: expected a list, got {type(functions).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if functions_count < 0 or len(functions) < functions_count:
-            raise ValueError(f"functions: {len(functions)} items, but numFunctions is { functions_count }")
+        if functions_count < 0 or PyObject_Length(functions) < functions_count:
+            raise ValueError(f"functions: {PyObject_Length(functions)} items, but numFunctions is { functions_count }")
         functions_storage = bytearray(max(functions_count, 1) * sizeof(c.CUfunction))
         _c_functions = <c.CUfunction*><char*>functions_storage
         for i in range(functions_count):
@@ -25957,8 +25960,8 @@ def cuLinkCreate(numOptions, options, optionValues):
             raise TypeError(f"options: expected a list, got {type(options).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if options_count < 0 or len(options) < options_count:
-            raise ValueError(f"options: {len(options)} items, but numOptions is { options_count }")
+        if options_count < 0 or PyObject_Length(options) < options_count:
+            raise ValueError(f"options: {PyObject_Length(options)} items, but numOptions is { options_count }")
         options_storage = bytearray(max(options_count, 1) * sizeof(c.CUjit_option))
         _c_options = <c.CUjit_option*><char*>options_storage
         for i in range(options_count):
@@ -25975,8 +25978,8 @@ def cuLinkCreate(numOptions, options, optionValues):
     else:
         if not isinstance(optionValues, (list, tuple)):
             raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
-        if optionValues_count < 0 or len(optionValues) < optionValues_count:
-            raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
+        if optionValues_count < 0 or PyObject_Length(optionValues) < optionValues_count:
+            raise ValueError(f"optionValues: {PyObject_Length(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
         # The arrays themselves go with the values: a library may write into
@@ -26078,8 +26081,8 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
             raise TypeError(f"options: expected a list, got {type(options).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if options_count < 0 or len(options) < options_count:
-            raise ValueError(f"options: {len(options)} items, but numOptions is { options_count }")
+        if options_count < 0 or PyObject_Length(options) < options_count:
+            raise ValueError(f"options: {PyObject_Length(options)} items, but numOptions is { options_count }")
         options_storage = bytearray(max(options_count, 1) * sizeof(c.CUjit_option))
         _c_options = <c.CUjit_option*><char*>options_storage
         for i in range(options_count):
@@ -26096,8 +26099,8 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
     else:
         if not isinstance(optionValues, (list, tuple)):
             raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
-        if optionValues_count < 0 or len(optionValues) < optionValues_count:
-            raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
+        if optionValues_count < 0 or PyObject_Length(optionValues) < optionValues_count:
+            raise ValueError(f"optionValues: {PyObject_Length(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
         # The arrays themselves go with the values: a library may write into
@@ -26189,8 +26192,8 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
             raise TypeError(f"options: expected a list, got {type(options).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if options_count < 0 or len(options) < options_count:
-            raise ValueError(f"options: {len(options)} items, but numOptions is { options_count }")
+        if options_count < 0 or PyObject_Length(options) < options_count:
+            raise ValueError(f"options: {PyObject_Length(options)} items, but numOptions is { options_count }")
         options_storage = bytearray(max(options_count, 1) * sizeof(c.CUjit_option))
         _c_options = <c.CUjit_option*><char*>options_storage
         for i in range(options_count):
@@ -26207,8 +26210,8 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
     else:
         if not isinstance(optionValues, (list, tuple)):
             raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
-        if optionValues_count < 0 or len(optionValues) < optionValues_count:
-            raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
+        if optionValues_count < 0 or PyObject_Length(optionValues) < optionValues_count:
+            raise ValueError(f"optionValues: {PyObject_Length(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
         # The arrays themselves go with the values: a library may write into
@@ -26514,8 +26517,8 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
             raise TypeError(f"jitOptions: expected a list, got {type(jitOptions).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if jitOptions_count < 0 or len(jitOptions) < jitOptions_count:
-            raise ValueError(f"jitOptions: {len(jitOptions)} items, but numJitOptions is { jitOptions_count }")
+        if jitOptions_count < 0 or PyObject_Length(jitOptions) < jitOptions_count:
+            raise ValueError(f"jitOptions: {PyObject_Length(jitOptions)} items, but numJitOptions is { jitOptions_count }")
         jitOptions_storage = bytearray(max(jitOptions_count, 1) * sizeof(c.CUjit_option))
         _c_jitOptions = <c.CUjit_option*><char*>jitOptions_storage
         for i in range(jitOptions_count):
@@ -26532,8 +26535,8 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
             raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
-        if jitOptionsValues_count < 0 or len(jitOptionsValues) < jitOptionsValues_count:
-            raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
+        if jitOptionsValues_count < 0 or PyObject_Length(jitOptionsValues) < jitOptionsValues_count:
+            raise ValueError(f"jitOptionsValues: {PyObject_Length(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
         # The arrays themselves go with the values: a library may write into
@@ -26554,8 +26557,8 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
             raise TypeError(f"libraryOptions: expected a list, got {type(libraryOptions).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if libraryOptions_count < 0 or len(libraryOptions) < libraryOptions_count:
-            raise ValueError(f"libraryOptions: {len(libraryOptions)} items, but numLibraryOptions is { libraryOptions_count }")
+        if libraryOptions_count < 0 or PyObject_Length(libraryOptions) < libraryOptions_count:
+            raise ValueError(f"libraryOptions: {PyObject_Length(libraryOptions)} items, but numLibraryOptions is { libraryOptions_count }")
         libraryOptions_storage = bytearray(max(libraryOptions_count, 1) * sizeof(c.CUlibraryOption))
         _c_libraryOptions = <c.CUlibraryOption*><char*>libraryOptions_storage
         for i in range(libraryOptions_count):
@@ -26573,8 +26576,8 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
             raise TypeError(f"libraryOptionValues: expected a list, got {type(libraryOptionValues).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if libraryOptionValues_count < 0 or len(libraryOptionValues) < libraryOptionValues_count:
-            raise ValueError(f"libraryOptionValues: {len(libraryOptionValues)} items, but numLibraryOptions is { libraryOptionValues_count }")
+        if libraryOptionValues_count < 0 or PyObject_Length(libraryOptionValues) < libraryOptionValues_count:
+            raise ValueError(f"libraryOptionValues: {PyObject_Length(libraryOptionValues)} items, but numLibraryOptions is { libraryOptionValues_count }")
         libraryOptionValues_storage = bytearray(max(libraryOptionValues_count, 1) * sizeof(void*))
         _c_libraryOptionValues = <void**><char*>libraryOptionValues_storage
         for i in range(libraryOptionValues_count):
@@ -26689,8 +26692,8 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
             raise TypeError(f"jitOptions: expected a list, got {type(jitOptions).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if jitOptions_count < 0 or len(jitOptions) < jitOptions_count:
-            raise ValueError(f"jitOptions: {len(jitOptions)} items, but numJitOptions is { jitOptions_count }")
+        if jitOptions_count < 0 or PyObject_Length(jitOptions) < jitOptions_count:
+            raise ValueError(f"jitOptions: {PyObject_Length(jitOptions)} items, but numJitOptions is { jitOptions_count }")
         jitOptions_storage = bytearray(max(jitOptions_count, 1) * sizeof(c.CUjit_option))
         _c_jitOptions = <c.CUjit_option*><char*>jitOptions_storage
         for i in range(jitOptions_count):
@@ -26707,8 +26710,8 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
             raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
-        if jitOptionsValues_count < 0 or len(jitOptionsValues) < jitOptionsValues_count:
-            raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
+        if jitOptionsValues_count < 0 or PyObject_Length(jitOptionsValues) < jitOptionsValues_count:
+            raise ValueError(f"jitOptionsValues: {PyObject_Length(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
         # The arrays themselves go with the values: a library may write into
@@ -26729,8 +26732,8 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
             raise TypeError(f"libraryOptions: expected a list, got {type(libraryOptions).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if libraryOptions_count < 0 or len(libraryOptions) < libraryOptions_count:
-            raise ValueError(f"libraryOptions: {len(libraryOptions)} items, but numLibraryOptions is { libraryOptions_count }")
+        if libraryOptions_count < 0 or PyObject_Length(libraryOptions) < libraryOptions_count:
+            raise ValueError(f"libraryOptions: {PyObject_Length(libraryOptions)} items, but numLibraryOptions is { libraryOptions_count }")
         libraryOptions_storage = bytearray(max(libraryOptions_count, 1) * sizeof(c.CUlibraryOption))
         _c_libraryOptions = <c.CUlibraryOption*><char*>libraryOptions_storage
         for i in range(libraryOptions_count):
@@ -26748,8 +26751,8 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
             raise TypeError(f"libraryOptionValues: expected a list, got {type(libraryOptionValues).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if libraryOptionValues_count < 0 or len(libraryOptionValues) < libraryOptionValues_count:
-            raise ValueError(f"libraryOptionValues: {len(libraryOptionValues)} items, but numLibraryOptions is { libraryOptionValues_count }")
+        if libraryOptionValues_count < 0 or PyObject_Length(libraryOptionValues) < libraryOptionValues_count:
+            raise ValueError(f"libraryOptionValues: {PyObject_Length(libraryOptionValues)} items, but numLibraryOptions is { libraryOptionValues_count }")
         libraryOptionValues_storage = bytearray(max(libraryOptionValues_count, 1) * sizeof(void*))
         _c_libraryOptionValues = <void**><char*>libraryOptionValues_storage
         for i in range(libraryOptionValues_count):
@@ -26926,8 +26929,8 @@ def cuLibraryEnumerateKernels(kernels, numKernels, lib):
             raise TypeError(f"kernels: expected a list, got {type(kernels).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if kernels_count < 0 or len(kernels) < kernels_count:
-            raise ValueError(f"kernels: {len(kernels)} items, but numKernels is { kernels_count }")
+        if kernels_count < 0 or PyObject_Length(kernels) < kernels_count:
+            raise ValueError(f"kernels: {PyObject_Length(kernels)} items, but numKernels is { kernels_count }")
         kernels_storage = bytearray(max(kernels_count, 1) * sizeof(c.CUkernel))
         _c_kernels = <c.CUkernel*><char*>kernels_storage
         for i in range(kernels_count):
@@ -31204,8 +31207,8 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
             raise TypeError(f"dsts: expected a list, got {type(dsts).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dsts_count < 0 or len(dsts) < dsts_count:
-            raise ValueError(f"dsts: {len(dsts)} items, but count is { dsts_count }")
+        if dsts_count < 0 or PyObject_Length(dsts) < dsts_count:
+            raise ValueError(f"dsts: {PyObject_Length(dsts)} items, but count is { dsts_count }")
         dsts_storage = bytearray(max(dsts_count, 1) * sizeof(c.CUdeviceptr))
         _c_dsts = <c.CUdeviceptr*><char*>dsts_storage
         for i in range(dsts_count):
@@ -31223,8 +31226,8 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
             raise TypeError(f"srcs: expected a list, got {type(srcs).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if srcs_count < 0 or len(srcs) < srcs_count:
-            raise ValueError(f"srcs: {len(srcs)} items, but count is { srcs_count }")
+        if srcs_count < 0 or PyObject_Length(srcs) < srcs_count:
+            raise ValueError(f"srcs: {PyObject_Length(srcs)} items, but count is { srcs_count }")
         srcs_storage = bytearray(max(srcs_count, 1) * sizeof(c.CUdeviceptr))
         _c_srcs = <c.CUdeviceptr*><char*>srcs_storage
         for i in range(srcs_count):
@@ -31242,8 +31245,8 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if sizes_count < 0 or len(sizes) < sizes_count:
-            raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
+        if sizes_count < 0 or PyObject_Length(sizes) < sizes_count:
+            raise ValueError(f"sizes: {PyObject_Length(sizes)} items, but count is { sizes_count }")
         sizes_storage = bytearray(max(sizes_count, 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
         for i in range(sizes_count):
@@ -31261,8 +31264,8 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
             raise TypeError(f"attrsIdxs: expected a list, got {type(attrsIdxs).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if attrsIdxs_count < 0 or len(attrsIdxs) < attrsIdxs_count:
-            raise ValueError(f"attrsIdxs: {len(attrsIdxs)} items, but numAttrs is { attrsIdxs_count }")
+        if attrsIdxs_count < 0 or PyObject_Length(attrsIdxs) < attrsIdxs_count:
+            raise ValueError(f"attrsIdxs: {PyObject_Length(attrsIdxs)} items, but numAttrs is { attrsIdxs_count }")
         attrsIdxs_storage = bytearray(max(attrsIdxs_count, 1) * sizeof(size_t))
         _c_attrsIdxs = <size_t*><char*>attrsIdxs_storage
         for i in range(attrsIdxs_count):
@@ -33889,8 +33892,8 @@ def cuMemSetAccess(ptr, size, desc, count):
             raise TypeError(f"desc: expected a list, got {type(desc).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if desc_count < 0 or len(desc) < desc_count:
-            raise ValueError(f"desc: {len(desc)} items, but count is { desc_count }")
+        if desc_count < 0 or PyObject_Length(desc) < desc_count:
+            raise ValueError(f"desc: {PyObject_Length(desc)} items, but count is { desc_count }")
         desc_storage = bytearray(max(desc_count, 1) * sizeof(c.CUmemAccessDesc))
         _c_desc = <c.CUmemAccessDesc*><char*>desc_storage
         for i in range(desc_count):
@@ -34512,8 +34515,8 @@ def cuMemPoolSetAccess(pool, map, count):
             raise TypeError(f"map: expected a list, got {type(map).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if map_count < 0 or len(map) < map_count:
-            raise ValueError(f"map: {len(map)} items, but count is { map_count }")
+        if map_count < 0 or PyObject_Length(map) < map_count:
+            raise ValueError(f"map: {PyObject_Length(map)} items, but count is { map_count }")
         map_storage = bytearray(max(map_count, 1) * sizeof(c.CUmemAccessDesc))
         _c_map = <c.CUmemAccessDesc*><char*>map_storage
         for i in range(map_count):
@@ -36023,8 +36026,8 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, 
             raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dptrs_count < 0 or len(dptrs) < dptrs_count:
-            raise ValueError(f"dptrs: {len(dptrs)} items, but count is { dptrs_count }")
+        if dptrs_count < 0 or PyObject_Length(dptrs) < dptrs_count:
+            raise ValueError(f"dptrs: {PyObject_Length(dptrs)} items, but count is { dptrs_count }")
         dptrs_storage = bytearray(max(dptrs_count, 1) * sizeof(c.CUdeviceptr))
         _c_dptrs = <c.CUdeviceptr*><char*>dptrs_storage
         for i in range(dptrs_count):
@@ -36042,8 +36045,8 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, 
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if sizes_count < 0 or len(sizes) < sizes_count:
-            raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
+        if sizes_count < 0 or PyObject_Length(sizes) < sizes_count:
+            raise ValueError(f"sizes: {PyObject_Length(sizes)} items, but count is { sizes_count }")
         sizes_storage = bytearray(max(sizes_count, 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
         for i in range(sizes_count):
@@ -36061,8 +36064,8 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, 
             raise TypeError(f"prefetchLocIdxs: expected a list, got {type(prefetchLocIdxs).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if prefetchLocIdxs_count < 0 or len(prefetchLocIdxs) < prefetchLocIdxs_count:
-            raise ValueError(f"prefetchLocIdxs: {len(prefetchLocIdxs)} items, but numPrefetchLocs is { prefetchLocIdxs_count }")
+        if prefetchLocIdxs_count < 0 or PyObject_Length(prefetchLocIdxs) < prefetchLocIdxs_count:
+            raise ValueError(f"prefetchLocIdxs: {PyObject_Length(prefetchLocIdxs)} items, but numPrefetchLocs is { prefetchLocIdxs_count }")
         prefetchLocIdxs_storage = bytearray(max(prefetchLocIdxs_count, 1) * sizeof(size_t))
         _c_prefetchLocIdxs = <size_t*><char*>prefetchLocIdxs_storage
         for i in range(prefetchLocIdxs_count):
@@ -36137,8 +36140,8 @@ def cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream):
             raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dptrs_count < 0 or len(dptrs) < dptrs_count:
-            raise ValueError(f"dptrs: {len(dptrs)} items, but count is { dptrs_count }")
+        if dptrs_count < 0 or PyObject_Length(dptrs) < dptrs_count:
+            raise ValueError(f"dptrs: {PyObject_Length(dptrs)} items, but count is { dptrs_count }")
         dptrs_storage = bytearray(max(dptrs_count, 1) * sizeof(c.CUdeviceptr))
         _c_dptrs = <c.CUdeviceptr*><char*>dptrs_storage
         for i in range(dptrs_count):
@@ -36156,8 +36159,8 @@ def cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream):
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if sizes_count < 0 or len(sizes) < sizes_count:
-            raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
+        if sizes_count < 0 or PyObject_Length(sizes) < sizes_count:
+            raise ValueError(f"sizes: {PyObject_Length(sizes)} items, but count is { sizes_count }")
         sizes_storage = bytearray(max(sizes_count, 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
         for i in range(sizes_count):
@@ -36258,8 +36261,8 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
             raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dptrs_count < 0 or len(dptrs) < dptrs_count:
-            raise ValueError(f"dptrs: {len(dptrs)} items, but count is { dptrs_count }")
+        if dptrs_count < 0 or PyObject_Length(dptrs) < dptrs_count:
+            raise ValueError(f"dptrs: {PyObject_Length(dptrs)} items, but count is { dptrs_count }")
         dptrs_storage = bytearray(max(dptrs_count, 1) * sizeof(c.CUdeviceptr))
         _c_dptrs = <c.CUdeviceptr*><char*>dptrs_storage
         for i in range(dptrs_count):
@@ -36277,8 +36280,8 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if sizes_count < 0 or len(sizes) < sizes_count:
-            raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
+        if sizes_count < 0 or PyObject_Length(sizes) < sizes_count:
+            raise ValueError(f"sizes: {PyObject_Length(sizes)} items, but count is { sizes_count }")
         sizes_storage = bytearray(max(sizes_count, 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
         for i in range(sizes_count):
@@ -36296,8 +36299,8 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
             raise TypeError(f"prefetchLocIdxs: expected a list, got {type(prefetchLocIdxs).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if prefetchLocIdxs_count < 0 or len(prefetchLocIdxs) < prefetchLocIdxs_count:
-            raise ValueError(f"prefetchLocIdxs: {len(prefetchLocIdxs)} items, but numPrefetchLocs is { prefetchLocIdxs_count }")
+        if prefetchLocIdxs_count < 0 or PyObject_Length(prefetchLocIdxs) < prefetchLocIdxs_count:
+            raise ValueError(f"prefetchLocIdxs: {PyObject_Length(prefetchLocIdxs)} items, but numPrefetchLocs is { prefetchLocIdxs_count }")
         prefetchLocIdxs_storage = bytearray(max(prefetchLocIdxs_count, 1) * sizeof(size_t))
         _c_prefetchLocIdxs = <size_t*><char*>prefetchLocIdxs_storage
         for i in range(prefetchLocIdxs_count):
@@ -36489,8 +36492,8 @@ def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
             raise TypeError(f"dataSizes: expected a list, got {type(dataSizes).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dataSizes_count < 0 or len(dataSizes) < dataSizes_count:
-            raise ValueError(f"dataSizes: {len(dataSizes)} items, but numAttributes is { dataSizes_count }")
+        if dataSizes_count < 0 or PyObject_Length(dataSizes) < dataSizes_count:
+            raise ValueError(f"dataSizes: {PyObject_Length(dataSizes)} items, but numAttributes is { dataSizes_count }")
         dataSizes_storage = bytearray(max(dataSizes_count, 1) * sizeof(size_t))
         _c_dataSizes = <size_t*><char*>dataSizes_storage
         for i in range(dataSizes_count):
@@ -36508,8 +36511,8 @@ def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
             raise TypeError(f"attributes: expected a list, got {type(attributes).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if attributes_count < 0 or len(attributes) < attributes_count:
-            raise ValueError(f"attributes: {len(attributes)} items, but numAttributes is { attributes_count }")
+        if attributes_count < 0 or PyObject_Length(attributes) < attributes_count:
+            raise ValueError(f"attributes: {PyObject_Length(attributes)} items, but numAttributes is { attributes_count }")
         attributes_storage = bytearray(max(attributes_count, 1) * sizeof(c.CUmem_range_attribute))
         _c_attributes = <c.CUmem_range_attribute*><char*>attributes_storage
         for i in range(attributes_count):
@@ -36672,8 +36675,8 @@ def cuPointerGetAttributes(numAttributes, attributes, ptr):
             raise TypeError(f"attributes: expected a list, got {type(attributes).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if attributes_count < 0 or len(attributes) < attributes_count:
-            raise ValueError(f"attributes: {len(attributes)} items, but numAttributes is { attributes_count }")
+        if attributes_count < 0 or PyObject_Length(attributes) < attributes_count:
+            raise ValueError(f"attributes: {PyObject_Length(attributes)} items, but numAttributes is { attributes_count }")
         attributes_storage = bytearray(max(attributes_count, 1) * sizeof(c.CUpointer_attribute))
         _c_attributes = <c.CUpointer_attribute*><char*>attributes_storage
         for i in range(attributes_count):
@@ -37448,8 +37451,8 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -37466,8 +37469,8 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
             raise TypeError(f"dependencyData: expected a list, got {type(dependencyData).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencyData_count < 0 or len(dependencyData) < dependencyData_count:
-            raise ValueError(f"dependencyData: {len(dependencyData)} items, but numDependencies is { dependencyData_count }")
+        if dependencyData_count < 0 or PyObject_Length(dependencyData) < dependencyData_count:
+            raise ValueError(f"dependencyData: {PyObject_Length(dependencyData)} items, but numDependencies is { dependencyData_count }")
         dependencyData_storage = bytearray(max(dependencyData_count, 1) * sizeof(c.CUgraphEdgeData))
         _c_dependencyData = <c.CUgraphEdgeData*><char*>dependencyData_storage
         for i in range(dependencyData_count):
@@ -37793,8 +37796,8 @@ def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, num
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -37811,8 +37814,8 @@ def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, num
             raise TypeError(f"dependencyData: expected a list, got {type(dependencyData).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencyData_count < 0 or len(dependencyData) < dependencyData_count:
-            raise ValueError(f"dependencyData: {len(dependencyData)} items, but numDependencies is { dependencyData_count }")
+        if dependencyData_count < 0 or PyObject_Length(dependencyData) < dependencyData_count:
+            raise ValueError(f"dependencyData: {PyObject_Length(dependencyData)} items, but numDependencies is { dependencyData_count }")
         dependencyData_storage = bytearray(max(dependencyData_count, 1) * sizeof(c.CUgraphEdgeData))
         _c_dependencyData = <c.CUgraphEdgeData*><char*>dependencyData_storage
         for i in range(dependencyData_count):
@@ -39267,8 +39270,8 @@ def cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream
             raise TypeError(f"extSemArray: expected a list, got {type(extSemArray).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if extSemArray_count < 0 or len(extSemArray) < extSemArray_count:
-            raise ValueError(f"extSemArray: {len(extSemArray)} items, but numExtSems is { extSemArray_count }")
+        if extSemArray_count < 0 or PyObject_Length(extSemArray) < extSemArray_count:
+            raise ValueError(f"extSemArray: {PyObject_Length(extSemArray)} items, but numExtSems is { extSemArray_count }")
         extSemArray_storage = bytearray(max(extSemArray_count, 1) * sizeof(c.CUexternalSemaphore))
         _c_extSemArray = <c.CUexternalSemaphore*><char*>extSemArray_storage
         for i in range(extSemArray_count):
@@ -39389,8 +39392,8 @@ def cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
             raise TypeError(f"extSemArray: expected a list, got {type(extSemArray).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if extSemArray_count < 0 or len(extSemArray) < extSemArray_count:
-            raise ValueError(f"extSemArray: {len(extSemArray)} items, but numExtSems is { extSemArray_count }")
+        if extSemArray_count < 0 or PyObject_Length(extSemArray) < extSemArray_count:
+            raise ValueError(f"extSemArray: {PyObject_Length(extSemArray)} items, but numExtSems is { extSemArray_count }")
         extSemArray_storage = bytearray(max(extSemArray_count, 1) * sizeof(c.CUexternalSemaphore))
         _c_extSemArray = <c.CUexternalSemaphore*><char*>extSemArray_storage
         for i in range(extSemArray_count):
@@ -41920,8 +41923,8 @@ def cuGraphAddKernelNode(hGraph, dependencies, numDependencies, nodeParams):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -42113,8 +42116,8 @@ def cuGraphAddMemcpyNode(hGraph, dependencies, numDependencies, copyParams, ctx)
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -42291,8 +42294,8 @@ def cuGraphAddMemsetNode(hGraph, dependencies, numDependencies, memsetParams, ct
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -42465,8 +42468,8 @@ def cuGraphAddHostNode(hGraph, dependencies, numDependencies, nodeParams):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -42635,8 +42638,8 @@ def cuGraphAddChildGraphNode(hGraph, dependencies, numDependencies, childGraph):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -42759,8 +42762,8 @@ def cuGraphAddEmptyNode(hGraph, dependencies, numDependencies):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -42845,8 +42848,8 @@ def cuGraphAddEventRecordNode(hGraph, dependencies, numDependencies, event):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -43016,8 +43019,8 @@ def cuGraphAddEventWaitNode(hGraph, dependencies, numDependencies, event):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -43196,8 +43199,8 @@ def cuGraphAddExternalSemaphoresSignalNode(hGraph, dependencies, numDependencies
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -43387,8 +43390,8 @@ def cuGraphAddExternalSemaphoresWaitNode(hGraph, dependencies, numDependencies, 
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -43582,8 +43585,8 @@ def cuGraphAddBatchMemOpNode(hGraph, dependencies, numDependencies, nodeParams):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -43867,8 +43870,8 @@ def cuGraphAddMemAllocNode(hGraph, dependencies, numDependencies, nodeParams):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -44011,8 +44014,8 @@ def cuGraphAddMemFreeNode(hGraph, dependencies, numDependencies, dptr):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -44725,8 +44728,8 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
             raise TypeError(f"from_: expected a list, got {type(from_).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if from__count < 0 or len(from_) < from__count:
-            raise ValueError(f"from_: {len(from_)} items, but numDependencies is { from__count }")
+        if from__count < 0 or PyObject_Length(from_) < from__count:
+            raise ValueError(f"from_: {PyObject_Length(from_)} items, but numDependencies is { from__count }")
         from__storage = bytearray(max(from__count, 1) * sizeof(c.CUgraphNode))
         _c_from_ = <c.CUgraphNode*><char*>from__storage
         for i in range(from__count):
@@ -44744,8 +44747,8 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
             raise TypeError(f"to: expected a list, got {type(to).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if to_count < 0 or len(to) < to_count:
-            raise ValueError(f"to: {len(to)} items, but numDependencies is { to_count }")
+        if to_count < 0 or PyObject_Length(to) < to_count:
+            raise ValueError(f"to: {PyObject_Length(to)} items, but numDependencies is { to_count }")
         to_storage = bytearray(max(to_count, 1) * sizeof(c.CUgraphNode))
         _c_to = <c.CUgraphNode*><char*>to_storage
         for i in range(to_count):
@@ -44762,8 +44765,8 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
             raise TypeError(f"edgeData: expected a list, got {type(edgeData).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if edgeData_count < 0 or len(edgeData) < edgeData_count:
-            raise ValueError(f"edgeData: {len(edgeData)} items, but numDependencies is { edgeData_count }")
+        if edgeData_count < 0 or PyObject_Length(edgeData) < edgeData_count:
+            raise ValueError(f"edgeData: {PyObject_Length(edgeData)} items, but numDependencies is { edgeData_count }")
         edgeData_storage = bytearray(max(edgeData_count, 1) * sizeof(c.CUgraphEdgeData))
         _c_edgeData = <c.CUgraphEdgeData*><char*>edgeData_storage
         for i in range(edgeData_count):
@@ -44840,8 +44843,8 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
             raise TypeError(f"from_: expected a list, got {type(from_).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if from__count < 0 or len(from_) < from__count:
-            raise ValueError(f"from_: {len(from_)} items, but numDependencies is { from__count }")
+        if from__count < 0 or PyObject_Length(from_) < from__count:
+            raise ValueError(f"from_: {PyObject_Length(from_)} items, but numDependencies is { from__count }")
         from__storage = bytearray(max(from__count, 1) * sizeof(c.CUgraphNode))
         _c_from_ = <c.CUgraphNode*><char*>from__storage
         for i in range(from__count):
@@ -44859,8 +44862,8 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
             raise TypeError(f"to: expected a list, got {type(to).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if to_count < 0 or len(to) < to_count:
-            raise ValueError(f"to: {len(to)} items, but numDependencies is { to_count }")
+        if to_count < 0 or PyObject_Length(to) < to_count:
+            raise ValueError(f"to: {PyObject_Length(to)} items, but numDependencies is { to_count }")
         to_storage = bytearray(max(to_count, 1) * sizeof(c.CUgraphNode))
         _c_to = <c.CUgraphNode*><char*>to_storage
         for i in range(to_count):
@@ -44877,8 +44880,8 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
             raise TypeError(f"edgeData: expected a list, got {type(edgeData).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if edgeData_count < 0 or len(edgeData) < edgeData_count:
-            raise ValueError(f"edgeData: {len(edgeData)} items, but numDependencies is { edgeData_count }")
+        if edgeData_count < 0 or PyObject_Length(edgeData) < edgeData_count:
+            raise ValueError(f"edgeData: {PyObject_Length(edgeData)} items, but numDependencies is { edgeData_count }")
         edgeData_storage = bytearray(max(edgeData_count, 1) * sizeof(c.CUgraphEdgeData))
         _c_edgeData = <c.CUgraphEdgeData*><char*>edgeData_storage
         for i in range(edgeData_count):
@@ -46653,8 +46656,8 @@ def cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodePa
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -46671,8 +46674,8 @@ def cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodePa
             raise TypeError(f"dependencyData: expected a list, got {type(dependencyData).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencyData_count < 0 or len(dependencyData) < dependencyData_count:
-            raise ValueError(f"dependencyData: {len(dependencyData)} items, but numDependencies is { dependencyData_count }")
+        if dependencyData_count < 0 or PyObject_Length(dependencyData) < dependencyData_count:
+            raise ValueError(f"dependencyData: {PyObject_Length(dependencyData)} items, but numDependencies is { dependencyData_count }")
         dependencyData_storage = bytearray(max(dependencyData_count, 1) * sizeof(c.CUgraphEdgeData))
         _c_dependencyData = <c.CUgraphEdgeData*><char*>dependencyData_storage
         for i in range(dependencyData_count):
@@ -49583,8 +49586,8 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
             raise TypeError(f"globalDim: expected a list, got {type(globalDim).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if globalDim_count < 0 or len(globalDim) < globalDim_count:
-            raise ValueError(f"globalDim: {len(globalDim)} items, but tensorRank is { globalDim_count }")
+        if globalDim_count < 0 or PyObject_Length(globalDim) < globalDim_count:
+            raise ValueError(f"globalDim: {PyObject_Length(globalDim)} items, but tensorRank is { globalDim_count }")
         globalDim_storage = bytearray(max(globalDim_count, 1) * sizeof(c.cuuint64_t))
         _c_globalDim = <c.cuuint64_t*><char*>globalDim_storage
         for i in range(globalDim_count):
@@ -49602,8 +49605,8 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
             raise TypeError(f"globalStrides: expected a list, got {type(globalStrides).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if globalStrides_count < 0 or len(globalStrides) < globalStrides_count:
-            raise ValueError(f"globalStrides: {len(globalStrides)} items, but tensorRank - 1 is { globalStrides_count }")
+        if globalStrides_count < 0 or PyObject_Length(globalStrides) < globalStrides_count:
+            raise ValueError(f"globalStrides: {PyObject_Length(globalStrides)} items, but tensorRank - 1 is { globalStrides_count }")
         globalStrides_storage = bytearray(max(globalStrides_count, 1) * sizeof(c.cuuint64_t))
         _c_globalStrides = <c.cuuint64_t*><char*>globalStrides_storage
         for i in range(globalStrides_count):
@@ -49621,8 +49624,8 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
             raise TypeError(f"boxDim: expected a list, got {type(boxDim).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if boxDim_count < 0 or len(boxDim) < boxDim_count:
-            raise ValueError(f"boxDim: {len(boxDim)} items, but tensorRank is { boxDim_count }")
+        if boxDim_count < 0 or PyObject_Length(boxDim) < boxDim_count:
+            raise ValueError(f"boxDim: {PyObject_Length(boxDim)} items, but tensorRank is { boxDim_count }")
         boxDim_storage = bytearray(max(boxDim_count, 1) * sizeof(c.cuuint32_t))
         _c_boxDim = <c.cuuint32_t*><char*>boxDim_storage
         for i in range(boxDim_count):
@@ -49640,8 +49643,8 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
             raise TypeError(f"elementStrides: expected a list, got {type(elementStrides).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if elementStrides_count < 0 or len(elementStrides) < elementStrides_count:
-            raise ValueError(f"elementStrides: {len(elementStrides)} items, but tensorRank is { elementStrides_count }")
+        if elementStrides_count < 0 or PyObject_Length(elementStrides) < elementStrides_count:
+            raise ValueError(f"elementStrides: {PyObject_Length(elementStrides)} items, but tensorRank is { elementStrides_count }")
         elementStrides_storage = bytearray(max(elementStrides_count, 1) * sizeof(c.cuuint32_t))
         _c_elementStrides = <c.cuuint32_t*><char*>elementStrides_storage
         for i in range(elementStrides_count):
@@ -49907,8 +49910,8 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
             raise TypeError(f"globalDim: expected a list, got {type(globalDim).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if globalDim_count < 0 or len(globalDim) < globalDim_count:
-            raise ValueError(f"globalDim: {len(globalDim)} items, but tensorRank is { globalDim_count }")
+        if globalDim_count < 0 or PyObject_Length(globalDim) < globalDim_count:
+            raise ValueError(f"globalDim: {PyObject_Length(globalDim)} items, but tensorRank is { globalDim_count }")
         globalDim_storage = bytearray(max(globalDim_count, 1) * sizeof(c.cuuint64_t))
         _c_globalDim = <c.cuuint64_t*><char*>globalDim_storage
         for i in range(globalDim_count):
@@ -49926,8 +49929,8 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
             raise TypeError(f"globalStrides: expected a list, got {type(globalStrides).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if globalStrides_count < 0 or len(globalStrides) < globalStrides_count:
-            raise ValueError(f"globalStrides: {len(globalStrides)} items, but tensorRank - 1 is { globalStrides_count }")
+        if globalStrides_count < 0 or PyObject_Length(globalStrides) < globalStrides_count:
+            raise ValueError(f"globalStrides: {PyObject_Length(globalStrides)} items, but tensorRank - 1 is { globalStrides_count }")
         globalStrides_storage = bytearray(max(globalStrides_count, 1) * sizeof(c.cuuint64_t))
         _c_globalStrides = <c.cuuint64_t*><char*>globalStrides_storage
         for i in range(globalStrides_count):
@@ -49945,8 +49948,8 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
             raise TypeError(f"pixelBoxLowerCorner: expected a list, got {type(pixelBoxLowerCorner).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pixelBoxLowerCorner_count < 0 or len(pixelBoxLowerCorner) < pixelBoxLowerCorner_count:
-            raise ValueError(f"pixelBoxLowerCorner: {len(pixelBoxLowerCorner)} items, but tensorRank - 2 is { pixelBoxLowerCorner_count }")
+        if pixelBoxLowerCorner_count < 0 or PyObject_Length(pixelBoxLowerCorner) < pixelBoxLowerCorner_count:
+            raise ValueError(f"pixelBoxLowerCorner: {PyObject_Length(pixelBoxLowerCorner)} items, but tensorRank - 2 is { pixelBoxLowerCorner_count }")
         pixelBoxLowerCorner_storage = bytearray(max(pixelBoxLowerCorner_count, 1) * sizeof(int))
         _c_pixelBoxLowerCorner = <int*><char*>pixelBoxLowerCorner_storage
         for i in range(pixelBoxLowerCorner_count):
@@ -49964,8 +49967,8 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
             raise TypeError(f"pixelBoxUpperCorner: expected a list, got {type(pixelBoxUpperCorner).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pixelBoxUpperCorner_count < 0 or len(pixelBoxUpperCorner) < pixelBoxUpperCorner_count:
-            raise ValueError(f"pixelBoxUpperCorner: {len(pixelBoxUpperCorner)} items, but tensorRank - 2 is { pixelBoxUpperCorner_count }")
+        if pixelBoxUpperCorner_count < 0 or PyObject_Length(pixelBoxUpperCorner) < pixelBoxUpperCorner_count:
+            raise ValueError(f"pixelBoxUpperCorner: {PyObject_Length(pixelBoxUpperCorner)} items, but tensorRank - 2 is { pixelBoxUpperCorner_count }")
         pixelBoxUpperCorner_storage = bytearray(max(pixelBoxUpperCorner_count, 1) * sizeof(int))
         _c_pixelBoxUpperCorner = <int*><char*>pixelBoxUpperCorner_storage
         for i in range(pixelBoxUpperCorner_count):
@@ -49983,8 +49986,8 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
             raise TypeError(f"elementStrides: expected a list, got {type(elementStrides).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if elementStrides_count < 0 or len(elementStrides) < elementStrides_count:
-            raise ValueError(f"elementStrides: {len(elementStrides)} items, but tensorRank is { elementStrides_count }")
+        if elementStrides_count < 0 or PyObject_Length(elementStrides) < elementStrides_count:
+            raise ValueError(f"elementStrides: {PyObject_Length(elementStrides)} items, but tensorRank is { elementStrides_count }")
         elementStrides_storage = bytearray(max(elementStrides_count, 1) * sizeof(c.cuuint32_t))
         _c_elementStrides = <c.cuuint32_t*><char*>elementStrides_storage
         for i in range(elementStrides_count):
@@ -50249,8 +50252,8 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
             raise TypeError(f"globalDim: expected a list, got {type(globalDim).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if globalDim_count < 0 or len(globalDim) < globalDim_count:
-            raise ValueError(f"globalDim: {len(globalDim)} items, but tensorRank is { globalDim_count }")
+        if globalDim_count < 0 or PyObject_Length(globalDim) < globalDim_count:
+            raise ValueError(f"globalDim: {PyObject_Length(globalDim)} items, but tensorRank is { globalDim_count }")
         globalDim_storage = bytearray(max(globalDim_count, 1) * sizeof(c.cuuint64_t))
         _c_globalDim = <c.cuuint64_t*><char*>globalDim_storage
         for i in range(globalDim_count):
@@ -50268,8 +50271,8 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
             raise TypeError(f"globalStrides: expected a list, got {type(globalStrides).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if globalStrides_count < 0 or len(globalStrides) < globalStrides_count:
-            raise ValueError(f"globalStrides: {len(globalStrides)} items, but tensorRank - 1 is { globalStrides_count }")
+        if globalStrides_count < 0 or PyObject_Length(globalStrides) < globalStrides_count:
+            raise ValueError(f"globalStrides: {PyObject_Length(globalStrides)} items, but tensorRank - 1 is { globalStrides_count }")
         globalStrides_storage = bytearray(max(globalStrides_count, 1) * sizeof(c.cuuint64_t))
         _c_globalStrides = <c.cuuint64_t*><char*>globalStrides_storage
         for i in range(globalStrides_count):
@@ -50287,8 +50290,8 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
             raise TypeError(f"elementStrides: expected a list, got {type(elementStrides).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if elementStrides_count < 0 or len(elementStrides) < elementStrides_count:
-            raise ValueError(f"elementStrides: {len(elementStrides)} items, but tensorRank is { elementStrides_count }")
+        if elementStrides_count < 0 or PyObject_Length(elementStrides) < elementStrides_count:
+            raise ValueError(f"elementStrides: {PyObject_Length(elementStrides)} items, but tensorRank is { elementStrides_count }")
         elementStrides_storage = bytearray(max(elementStrides_count, 1) * sizeof(c.cuuint32_t))
         _c_elementStrides = <c.cuuint32_t*><char*>elementStrides_storage
         for i in range(elementStrides_count):
@@ -50640,8 +50643,8 @@ def cuDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
             raise TypeError(f"operations: expected a list, got {type(operations).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if operations_count < 0 or len(operations) < operations_count:
-            raise ValueError(f"operations: {len(operations)} items, but count is { operations_count }")
+        if operations_count < 0 or PyObject_Length(operations) < operations_count:
+            raise ValueError(f"operations: {PyObject_Length(operations)} items, but count is { operations_count }")
         operations_storage = bytearray(max(operations_count, 1) * sizeof(c.CUatomicOperation))
         _c_operations = <c.CUatomicOperation*><char*>operations_storage
         for i in range(operations_count):
@@ -50984,8 +50987,8 @@ def cuGraphicsMapResources(count, resources, hStream):
             raise TypeError(f"resources: expected a list, got {type(resources).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if resources_count < 0 or len(resources) < resources_count:
-            raise ValueError(f"resources: {len(resources)} items, but count is { resources_count }")
+        if resources_count < 0 or PyObject_Length(resources) < resources_count:
+            raise ValueError(f"resources: {PyObject_Length(resources)} items, but count is { resources_count }")
         resources_storage = bytearray(max(resources_count, 1) * sizeof(c.CUgraphicsResource))
         _c_resources = <c.CUgraphicsResource*><char*>resources_storage
         for i in range(resources_count):
@@ -51057,8 +51060,8 @@ def cuGraphicsUnmapResources(count, resources, hStream):
             raise TypeError(f"resources: expected a list, got {type(resources).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if resources_count < 0 or len(resources) < resources_count:
-            raise ValueError(f"resources: {len(resources)} items, but count is { resources_count }")
+        if resources_count < 0 or PyObject_Length(resources) < resources_count:
+            raise ValueError(f"resources: {PyObject_Length(resources)} items, but count is { resources_count }")
         resources_storage = bytearray(max(resources_count, 1) * sizeof(c.CUgraphicsResource))
         _c_resources = <c.CUgraphicsResource*><char*>resources_storage
         for i in range(resources_count):

@@ -4,6 +4,9 @@
 cimport cython
 from libc.stdint cimport *
 from libc.string cimport memcpy, memset
+# A sequence's length where a parameter may be named `len` (cufile.h's
+# cuFileSetParameterPosixPoolSlabArray, cuda.h's cuDeviceGetName): the C call.
+from cpython.object cimport PyObject_Length
 
 cimport cuda.cruntime as c
 from _cubind.convert cimport *
@@ -23212,8 +23215,8 @@ def cudaDeviceGetHostAtomicCapabilities(operations, count, device):
             raise TypeError(f"operations: expected a list, got {type(operations).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if operations_count < 0 or len(operations) < operations_count:
-            raise ValueError(f"operations: {len(operations)} items, but count is { operations_count }")
+        if operations_count < 0 or PyObject_Length(operations) < operations_count:
+            raise ValueError(f"operations: {PyObject_Length(operations)} items, but count is { operations_count }")
         operations_storage = bytearray(max(operations_count, 1) * sizeof(c.cudaAtomicOperation))
         _c_operations = <c.cudaAtomicOperation*><char*>operations_storage
         for i in range(operations_count):
@@ -23550,8 +23553,8 @@ def cudaDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
             raise TypeError(f"operations: expected a list, got {type(operations).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if operations_count < 0 or len(operations) < operations_count:
-            raise ValueError(f"operations: {len(operations)} items, but count is { operations_count }")
+        if operations_count < 0 or PyObject_Length(operations) < operations_count:
+            raise ValueError(f"operations: {PyObject_Length(operations)} items, but count is { operations_count }")
         operations_storage = bytearray(max(operations_count, 1) * sizeof(c.cudaAtomicOperation))
         _c_operations = <c.cudaAtomicOperation*><char*>operations_storage
         for i in range(operations_count):
@@ -24814,8 +24817,8 @@ def cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, n
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_dependencies = <c.cudaGraphNode_t*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -25138,8 +25141,8 @@ def cudaStreamUpdateCaptureDependencies(stream, dependencies, dependencyData, nu
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dependencies_count < 0 or len(dependencies) < dependencies_count:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
+        if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
+            raise ValueError(f"dependencies: {PyObject_Length(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_dependencies = <c.cudaGraphNode_t*><char*>dependencies_storage
         for i in range(dependencies_count):
@@ -26194,8 +26197,8 @@ def cudaSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stre
             raise TypeError(f"extSemArray: expected a list, got {type(extSemArray).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if extSemArray_count < 0 or len(extSemArray) < extSemArray_count:
-            raise ValueError(f"extSemArray: {len(extSemArray)} items, but numExtSems is { extSemArray_count }")
+        if extSemArray_count < 0 or PyObject_Length(extSemArray) < extSemArray_count:
+            raise ValueError(f"extSemArray: {PyObject_Length(extSemArray)} items, but numExtSems is { extSemArray_count }")
         extSemArray_storage = bytearray(max(extSemArray_count, 1) * sizeof(c.cudaExternalSemaphore_t))
         _c_extSemArray = <c.cudaExternalSemaphore_t*><char*>extSemArray_storage
         for i in range(extSemArray_count):
@@ -26313,8 +26316,8 @@ def cudaWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream
             raise TypeError(f"extSemArray: expected a list, got {type(extSemArray).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if extSemArray_count < 0 or len(extSemArray) < extSemArray_count:
-            raise ValueError(f"extSemArray: {len(extSemArray)} items, but numExtSems is { extSemArray_count }")
+        if extSemArray_count < 0 or PyObject_Length(extSemArray) < extSemArray_count:
+            raise ValueError(f"extSemArray: {PyObject_Length(extSemArray)} items, but numExtSems is { extSemArray_count }")
         extSemArray_storage = bytearray(max(extSemArray_count, 1) * sizeof(c.cudaExternalSemaphore_t))
         _c_extSemArray = <c.cudaExternalSemaphore_t*><char*>extSemArray_storage
         for i in range(extSemArray_count):
@@ -30018,8 +30021,8 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, s
             raise TypeError(f"dsts: expected a list, got {type(dsts).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dsts_count < 0 or len(dsts) < dsts_count:
-            raise ValueError(f"dsts: {len(dsts)} items, but count is { dsts_count }")
+        if dsts_count < 0 or PyObject_Length(dsts) < dsts_count:
+            raise ValueError(f"dsts: {PyObject_Length(dsts)} items, but count is { dsts_count }")
         dsts_storage = bytearray(max(dsts_count, 1) * sizeof(void*))
         _c_dsts = <void**><char*>dsts_storage
         for i in range(dsts_count):
@@ -30037,8 +30040,8 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, s
             raise TypeError(f"srcs: expected a list, got {type(srcs).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if srcs_count < 0 or len(srcs) < srcs_count:
-            raise ValueError(f"srcs: {len(srcs)} items, but count is { srcs_count }")
+        if srcs_count < 0 or PyObject_Length(srcs) < srcs_count:
+            raise ValueError(f"srcs: {PyObject_Length(srcs)} items, but count is { srcs_count }")
         srcs_storage = bytearray(max(srcs_count, 1) * sizeof(const void*))
         _c_srcs = <const void**><char*>srcs_storage
         for i in range(srcs_count):
@@ -30056,8 +30059,8 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, s
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if sizes_count < 0 or len(sizes) < sizes_count:
-            raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
+        if sizes_count < 0 or PyObject_Length(sizes) < sizes_count:
+            raise ValueError(f"sizes: {PyObject_Length(sizes)} items, but count is { sizes_count }")
         sizes_storage = bytearray(max(sizes_count, 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
         for i in range(sizes_count):
@@ -30075,8 +30078,8 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, s
             raise TypeError(f"attrsIdxs: expected a list, got {type(attrsIdxs).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if attrsIdxs_count < 0 or len(attrsIdxs) < attrsIdxs_count:
-            raise ValueError(f"attrsIdxs: {len(attrsIdxs)} items, but numAttrs is { attrsIdxs_count }")
+        if attrsIdxs_count < 0 or PyObject_Length(attrsIdxs) < attrsIdxs_count:
+            raise ValueError(f"attrsIdxs: {PyObject_Length(attrsIdxs)} items, but numAttrs is { attrsIdxs_count }")
         attrsIdxs_storage = bytearray(max(attrsIdxs_count, 1) * sizeof(size_t))
         _c_attrsIdxs = <size_t*><char*>attrsIdxs_storage
         for i in range(attrsIdxs_count):
@@ -31225,8 +31228,8 @@ def cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs
             raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dptrs_count < 0 or len(dptrs) < dptrs_count:
-            raise ValueError(f"dptrs: {len(dptrs)} items, but count is { dptrs_count }")
+        if dptrs_count < 0 or PyObject_Length(dptrs) < dptrs_count:
+            raise ValueError(f"dptrs: {PyObject_Length(dptrs)} items, but count is { dptrs_count }")
         dptrs_storage = bytearray(max(dptrs_count, 1) * sizeof(void*))
         _c_dptrs = <void**><char*>dptrs_storage
         for i in range(dptrs_count):
@@ -31244,8 +31247,8 @@ def cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if sizes_count < 0 or len(sizes) < sizes_count:
-            raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
+        if sizes_count < 0 or PyObject_Length(sizes) < sizes_count:
+            raise ValueError(f"sizes: {PyObject_Length(sizes)} items, but count is { sizes_count }")
         sizes_storage = bytearray(max(sizes_count, 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
         for i in range(sizes_count):
@@ -31263,8 +31266,8 @@ def cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs
             raise TypeError(f"prefetchLocIdxs: expected a list, got {type(prefetchLocIdxs).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if prefetchLocIdxs_count < 0 or len(prefetchLocIdxs) < prefetchLocIdxs_count:
-            raise ValueError(f"prefetchLocIdxs: {len(prefetchLocIdxs)} items, but numPrefetchLocs is { prefetchLocIdxs_count }")
+        if prefetchLocIdxs_count < 0 or PyObject_Length(prefetchLocIdxs) < prefetchLocIdxs_count:
+            raise ValueError(f"prefetchLocIdxs: {PyObject_Length(prefetchLocIdxs)} items, but numPrefetchLocs is { prefetchLocIdxs_count }")
         prefetchLocIdxs_storage = bytearray(max(prefetchLocIdxs_count, 1) * sizeof(size_t))
         _c_prefetchLocIdxs = <size_t*><char*>prefetchLocIdxs_storage
         for i in range(prefetchLocIdxs_count):
@@ -31339,8 +31342,8 @@ def cudaMemDiscardBatchAsync(dptrs, sizes, count, flags, stream):
             raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dptrs_count < 0 or len(dptrs) < dptrs_count:
-            raise ValueError(f"dptrs: {len(dptrs)} items, but count is { dptrs_count }")
+        if dptrs_count < 0 or PyObject_Length(dptrs) < dptrs_count:
+            raise ValueError(f"dptrs: {PyObject_Length(dptrs)} items, but count is { dptrs_count }")
         dptrs_storage = bytearray(max(dptrs_count, 1) * sizeof(void*))
         _c_dptrs = <void**><char*>dptrs_storage
         for i in range(dptrs_count):
@@ -31358,8 +31361,8 @@ def cudaMemDiscardBatchAsync(dptrs, sizes, count, flags, stream):
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if sizes_count < 0 or len(sizes) < sizes_count:
-            raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
+        if sizes_count < 0 or PyObject_Length(sizes) < sizes_count:
+            raise ValueError(f"sizes: {PyObject_Length(sizes)} items, but count is { sizes_count }")
         sizes_storage = bytearray(max(sizes_count, 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
         for i in range(sizes_count):
@@ -31460,8 +31463,8 @@ def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefe
             raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dptrs_count < 0 or len(dptrs) < dptrs_count:
-            raise ValueError(f"dptrs: {len(dptrs)} items, but count is { dptrs_count }")
+        if dptrs_count < 0 or PyObject_Length(dptrs) < dptrs_count:
+            raise ValueError(f"dptrs: {PyObject_Length(dptrs)} items, but count is { dptrs_count }")
         dptrs_storage = bytearray(max(dptrs_count, 1) * sizeof(void*))
         _c_dptrs = <void**><char*>dptrs_storage
         for i in range(dptrs_count):
@@ -31479,8 +31482,8 @@ def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefe
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if sizes_count < 0 or len(sizes) < sizes_count:
-            raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
+        if sizes_count < 0 or PyObject_Length(sizes) < sizes_count:
+            raise ValueError(f"sizes: {PyObject_Length(sizes)} items, but count is { sizes_count }")
         sizes_storage = bytearray(max(sizes_count, 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
         for i in range(sizes_count):
@@ -31498,8 +31501,8 @@ def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefe
             raise TypeError(f"prefetchLocIdxs: expected a list, got {type(prefetchLocIdxs).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if prefetchLocIdxs_count < 0 or len(prefetchLocIdxs) < prefetchLocIdxs_count:
-            raise ValueError(f"prefetchLocIdxs: {len(prefetchLocIdxs)} items, but numPrefetchLocs is { prefetchLocIdxs_count }")
+        if prefetchLocIdxs_count < 0 or PyObject_Length(prefetchLocIdxs) < prefetchLocIdxs_count:
+            raise ValueError(f"prefetchLocIdxs: {PyObject_Length(prefetchLocIdxs)} items, but numPrefetchLocs is { prefetchLocIdxs_count }")
         prefetchLocIdxs_storage = bytearray(max(prefetchLocIdxs_count, 1) * sizeof(size_t))
         _c_prefetchLocIdxs = <size_t*><char*>prefetchLocIdxs_storage
         for i in range(prefetchLocIdxs_count):
@@ -31831,8 +31834,8 @@ def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, coun
             raise TypeError(f"dataSizes: expected a list, got {type(dataSizes).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if dataSizes_count < 0 or len(dataSizes) < dataSizes_count:
-            raise ValueError(f"dataSizes: {len(dataSizes)} items, but numAttributes is { dataSizes_count }")
+        if dataSizes_count < 0 or PyObject_Length(dataSizes) < dataSizes_count:
+            raise ValueError(f"dataSizes: {PyObject_Length(dataSizes)} items, but numAttributes is { dataSizes_count }")
         dataSizes_storage = bytearray(max(dataSizes_count, 1) * sizeof(size_t))
         _c_dataSizes = <size_t*><char*>dataSizes_storage
         for i in range(dataSizes_count):
@@ -31850,8 +31853,8 @@ def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, coun
             raise TypeError(f"attributes: expected a list, got {type(attributes).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if attributes_count < 0 or len(attributes) < attributes_count:
-            raise ValueError(f"attributes: {len(attributes)} items, but numAttributes is { attributes_count }")
+        if attributes_count < 0 or PyObject_Length(attributes) < attributes_count:
+            raise ValueError(f"attributes: {PyObject_Length(attributes)} items, but numAttributes is { attributes_count }")
         attributes_storage = bytearray(max(attributes_count, 1) * sizeof(c.cudaMemRangeAttribute))
         _c_attributes = <c.cudaMemRangeAttribute*><char*>attributes_storage
         for i in range(attributes_count):
@@ -32556,8 +32559,8 @@ def cudaMemPoolSetAccess(memPool, descList, count):
             raise TypeError(f"descList: expected a list, got {type(descList).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if descList_count < 0 or len(descList) < descList_count:
-            raise ValueError(f"descList: {len(descList)} items, but count is { descList_count }")
+        if descList_count < 0 or PyObject_Length(descList) < descList_count:
+            raise ValueError(f"descList: {PyObject_Length(descList)} items, but count is { descList_count }")
         descList_storage = bytearray(max(descList_count, 1) * sizeof(c.cudaMemAccessDesc))
         _c_descList = <c.cudaMemAccessDesc*><char*>descList_storage
         for i in range(descList_count):
@@ -33503,8 +33506,8 @@ def cudaGraphicsMapResources(count, resources, stream):
             raise TypeError(f"resources: expected a list, got {type(resources).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if resources_count < 0 or len(resources) < resources_count:
-            raise ValueError(f"resources: {len(resources)} items, but count is { resources_count }")
+        if resources_count < 0 or PyObject_Length(resources) < resources_count:
+            raise ValueError(f"resources: {PyObject_Length(resources)} items, but count is { resources_count }")
         resources_storage = bytearray(max(resources_count, 1) * sizeof(c.cudaGraphicsResource_t))
         _c_resources = <c.cudaGraphicsResource_t*><char*>resources_storage
         for i in range(resources_count):
@@ -33573,8 +33576,8 @@ def cudaGraphicsUnmapResources(count, resources, stream):
             raise TypeError(f"resources: expected a list, got {type(resources).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if resources_count < 0 or len(resources) < resources_count:
-            raise ValueError(f"resources: {len(resources)} items, but count is { resources_count }")
+        if resources_count < 0 or PyObject_Length(resources) < resources_count:
+            raise ValueError(f"resources: {PyObject_Length(resources)} items, but count is { resources_count }")
         resources_storage = bytearray(max(resources_count, 1) * sizeof(c.cudaGraphicsResource_t))
         _c_resources = <c.cudaGraphicsResource_t*><char*>resources_storage
         for i in range(resources_count):
@@ -34842,8 +34845,8 @@ def cudaGraphAddKernelNode(graph, pDependencies, numDependencies, pNodeParams):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
-            raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
+        if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
+            raise ValueError(f"pDependencies: {PyObject_Length(pDependencies)} items, but numDependencies is { pDependencies_count }")
         pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
         for i in range(pDependencies_count):
@@ -35145,8 +35148,8 @@ def cudaGraphAddMemcpyNode(graph, pDependencies, numDependencies, pCopyParams):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
-            raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
+        if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
+            raise ValueError(f"pDependencies: {PyObject_Length(pDependencies)} items, but numDependencies is { pDependencies_count }")
         pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
         for i in range(pDependencies_count):
@@ -35215,8 +35218,8 @@ def cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, numDependencies, symbol
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
-            raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
+        if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
+            raise ValueError(f"pDependencies: {PyObject_Length(pDependencies)} items, but numDependencies is { pDependencies_count }")
         pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
         for i in range(pDependencies_count):
@@ -35292,8 +35295,8 @@ def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, numDependencies, dst,
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
-            raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
+        if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
+            raise ValueError(f"pDependencies: {PyObject_Length(pDependencies)} items, but numDependencies is { pDependencies_count }")
         pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
         for i in range(pDependencies_count):
@@ -35366,8 +35369,8 @@ def cudaGraphAddMemcpyNode1D(graph, pDependencies, numDependencies, dst, src, co
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
-            raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
+        if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
+            raise ValueError(f"pDependencies: {PyObject_Length(pDependencies)} items, but numDependencies is { pDependencies_count }")
         pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
         for i in range(pDependencies_count):
@@ -35676,8 +35679,8 @@ def cudaGraphAddMemsetNode(graph, pDependencies, numDependencies, pMemsetParams)
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
-            raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
+        if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
+            raise ValueError(f"pDependencies: {PyObject_Length(pDependencies)} items, but numDependencies is { pDependencies_count }")
         pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
         for i in range(pDependencies_count):
@@ -35844,8 +35847,8 @@ def cudaGraphAddHostNode(graph, pDependencies, numDependencies, pNodeParams):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
-            raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
+        if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
+            raise ValueError(f"pDependencies: {PyObject_Length(pDependencies)} items, but numDependencies is { pDependencies_count }")
         pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
         for i in range(pDependencies_count):
@@ -36008,8 +36011,8 @@ def cudaGraphAddChildGraphNode(graph, pDependencies, numDependencies, childGraph
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
-            raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
+        if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
+            raise ValueError(f"pDependencies: {PyObject_Length(pDependencies)} items, but numDependencies is { pDependencies_count }")
         pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
         for i in range(pDependencies_count):
@@ -36128,8 +36131,8 @@ def cudaGraphAddEmptyNode(graph, pDependencies, numDependencies):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
-            raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
+        if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
+            raise ValueError(f"pDependencies: {PyObject_Length(pDependencies)} items, but numDependencies is { pDependencies_count }")
         pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
         for i in range(pDependencies_count):
@@ -36184,8 +36187,8 @@ def cudaGraphAddEventRecordNode(graph, pDependencies, numDependencies, event):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
-            raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
+        if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
+            raise ValueError(f"pDependencies: {PyObject_Length(pDependencies)} items, but numDependencies is { pDependencies_count }")
         pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
         for i in range(pDependencies_count):
@@ -36292,8 +36295,8 @@ def cudaGraphAddEventWaitNode(graph, pDependencies, numDependencies, event):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
-            raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
+        if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
+            raise ValueError(f"pDependencies: {PyObject_Length(pDependencies)} items, but numDependencies is { pDependencies_count }")
         pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
         for i in range(pDependencies_count):
@@ -36405,8 +36408,8 @@ def cudaGraphAddExternalSemaphoresSignalNode(graph, pDependencies, numDependenci
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
-            raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
+        if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
+            raise ValueError(f"pDependencies: {PyObject_Length(pDependencies)} items, but numDependencies is { pDependencies_count }")
         pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
         for i in range(pDependencies_count):
@@ -36523,8 +36526,8 @@ def cudaGraphAddExternalSemaphoresWaitNode(graph, pDependencies, numDependencies
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
-            raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
+        if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
+            raise ValueError(f"pDependencies: {PyObject_Length(pDependencies)} items, but numDependencies is { pDependencies_count }")
         pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
         for i in range(pDependencies_count):
@@ -36640,8 +36643,8 @@ def cudaGraphAddMemAllocNode(graph, pDependencies, numDependencies, nodeParams):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
-            raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
+        if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
+            raise ValueError(f"pDependencies: {PyObject_Length(pDependencies)} items, but numDependencies is { pDependencies_count }")
         pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
         for i in range(pDependencies_count):
@@ -36724,8 +36727,8 @@ def cudaGraphAddMemFreeNode(graph, pDependencies, numDependencies, dptr):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
-            raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
+        if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
+            raise ValueError(f"pDependencies: {PyObject_Length(pDependencies)} items, but numDependencies is { pDependencies_count }")
         pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
         for i in range(pDependencies_count):
@@ -37367,8 +37370,8 @@ def cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies):
             raise TypeError(f"from_: expected a list, got {type(from_).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if from__count < 0 or len(from_) < from__count:
-            raise ValueError(f"from_: {len(from_)} items, but numDependencies is { from__count }")
+        if from__count < 0 or PyObject_Length(from_) < from__count:
+            raise ValueError(f"from_: {PyObject_Length(from_)} items, but numDependencies is { from__count }")
         from__storage = bytearray(max(from__count, 1) * sizeof(c.cudaGraphNode_t))
         _c_from_ = <c.cudaGraphNode_t*><char*>from__storage
         for i in range(from__count):
@@ -37386,8 +37389,8 @@ def cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies):
             raise TypeError(f"to: expected a list, got {type(to).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if to_count < 0 or len(to) < to_count:
-            raise ValueError(f"to: {len(to)} items, but numDependencies is { to_count }")
+        if to_count < 0 or PyObject_Length(to) < to_count:
+            raise ValueError(f"to: {PyObject_Length(to)} items, but numDependencies is { to_count }")
         to_storage = bytearray(max(to_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_to = <c.cudaGraphNode_t*><char*>to_storage
         for i in range(to_count):
@@ -37465,8 +37468,8 @@ def cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies):
             raise TypeError(f"from_: expected a list, got {type(from_).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if from__count < 0 or len(from_) < from__count:
-            raise ValueError(f"from_: {len(from_)} items, but numDependencies is { from__count }")
+        if from__count < 0 or PyObject_Length(from_) < from__count:
+            raise ValueError(f"from_: {PyObject_Length(from_)} items, but numDependencies is { from__count }")
         from__storage = bytearray(max(from__count, 1) * sizeof(c.cudaGraphNode_t))
         _c_from_ = <c.cudaGraphNode_t*><char*>from__storage
         for i in range(from__count):
@@ -37484,8 +37487,8 @@ def cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies):
             raise TypeError(f"to: expected a list, got {type(to).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if to_count < 0 or len(to) < to_count:
-            raise ValueError(f"to: {len(to)} items, but numDependencies is { to_count }")
+        if to_count < 0 or PyObject_Length(to) < to_count:
+            raise ValueError(f"to: {PyObject_Length(to)} items, but numDependencies is { to_count }")
         to_storage = bytearray(max(to_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_to = <c.cudaGraphNode_t*><char*>to_storage
         for i in range(to_count):
@@ -39083,8 +39086,8 @@ def cudaGraphAddNode(graph, pDependencies, dependencyData, numDependencies, node
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
-            raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
+        if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
+            raise ValueError(f"pDependencies: {PyObject_Length(pDependencies)} items, but numDependencies is { pDependencies_count }")
         pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
         for i in range(pDependencies_count):
@@ -39429,8 +39432,8 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
             raise TypeError(f"jitOptions: expected a list, got {type(jitOptions).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if jitOptions_count < 0 or len(jitOptions) < jitOptions_count:
-            raise ValueError(f"jitOptions: {len(jitOptions)} items, but numJitOptions is { jitOptions_count }")
+        if jitOptions_count < 0 or PyObject_Length(jitOptions) < jitOptions_count:
+            raise ValueError(f"jitOptions: {PyObject_Length(jitOptions)} items, but numJitOptions is { jitOptions_count }")
         jitOptions_storage = bytearray(max(jitOptions_count, 1) * sizeof(c.cudaJitOption))
         _c_jitOptions = <c.cudaJitOption*><char*>jitOptions_storage
         for i in range(jitOptions_count):
@@ -39447,8 +39450,8 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
             raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
-        if jitOptionsValues_count < 0 or len(jitOptionsValues) < jitOptionsValues_count:
-            raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
+        if jitOptionsValues_count < 0 or PyObject_Length(jitOptionsValues) < jitOptionsValues_count:
+            raise ValueError(f"jitOptionsValues: {PyObject_Length(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
         # The arrays themselves go with the values: a library may write into
@@ -39469,8 +39472,8 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
             raise TypeError(f"libraryOptions: expected a list, got {type(libraryOptions).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if libraryOptions_count < 0 or len(libraryOptions) < libraryOptions_count:
-            raise ValueError(f"libraryOptions: {len(libraryOptions)} items, but numLibraryOptions is { libraryOptions_count }")
+        if libraryOptions_count < 0 or PyObject_Length(libraryOptions) < libraryOptions_count:
+            raise ValueError(f"libraryOptions: {PyObject_Length(libraryOptions)} items, but numLibraryOptions is { libraryOptions_count }")
         libraryOptions_storage = bytearray(max(libraryOptions_count, 1) * sizeof(c.cudaLibraryOption))
         _c_libraryOptions = <c.cudaLibraryOption*><char*>libraryOptions_storage
         for i in range(libraryOptions_count):
@@ -39488,8 +39491,8 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
             raise TypeError(f"libraryOptionValues: expected a list, got {type(libraryOptionValues).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if libraryOptionValues_count < 0 or len(libraryOptionValues) < libraryOptionValues_count:
-            raise ValueError(f"libraryOptionValues: {len(libraryOptionValues)} items, but numLibraryOptions is { libraryOptionValues_count }")
+        if libraryOptionValues_count < 0 or PyObject_Length(libraryOptionValues) < libraryOptionValues_count:
+            raise ValueError(f"libraryOptionValues: {PyObject_Length(libraryOptionValues)} items, but numLibraryOptions is { libraryOptionValues_count }")
         libraryOptionValues_storage = bytearray(max(libraryOptionValues_count, 1) * sizeof(void*))
         _c_libraryOptionValues = <void**><char*>libraryOptionValues_storage
         for i in range(libraryOptionValues_count):
@@ -39602,8 +39605,8 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
             raise TypeError(f"jitOptions: expected a list, got {type(jitOptions).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if jitOptions_count < 0 or len(jitOptions) < jitOptions_count:
-            raise ValueError(f"jitOptions: {len(jitOptions)} items, but numJitOptions is { jitOptions_count }")
+        if jitOptions_count < 0 or PyObject_Length(jitOptions) < jitOptions_count:
+            raise ValueError(f"jitOptions: {PyObject_Length(jitOptions)} items, but numJitOptions is { jitOptions_count }")
         jitOptions_storage = bytearray(max(jitOptions_count, 1) * sizeof(c.cudaJitOption))
         _c_jitOptions = <c.cudaJitOption*><char*>jitOptions_storage
         for i in range(jitOptions_count):
@@ -39620,8 +39623,8 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
             raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
-        if jitOptionsValues_count < 0 or len(jitOptionsValues) < jitOptionsValues_count:
-            raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
+        if jitOptionsValues_count < 0 or PyObject_Length(jitOptionsValues) < jitOptionsValues_count:
+            raise ValueError(f"jitOptionsValues: {PyObject_Length(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
         # The arrays themselves go with the values: a library may write into
@@ -39642,8 +39645,8 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
             raise TypeError(f"libraryOptions: expected a list, got {type(libraryOptions).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if libraryOptions_count < 0 or len(libraryOptions) < libraryOptions_count:
-            raise ValueError(f"libraryOptions: {len(libraryOptions)} items, but numLibraryOptions is { libraryOptions_count }")
+        if libraryOptions_count < 0 or PyObject_Length(libraryOptions) < libraryOptions_count:
+            raise ValueError(f"libraryOptions: {PyObject_Length(libraryOptions)} items, but numLibraryOptions is { libraryOptions_count }")
         libraryOptions_storage = bytearray(max(libraryOptions_count, 1) * sizeof(c.cudaLibraryOption))
         _c_libraryOptions = <c.cudaLibraryOption*><char*>libraryOptions_storage
         for i in range(libraryOptions_count):
@@ -39661,8 +39664,8 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
             raise TypeError(f"libraryOptionValues: expected a list, got {type(libraryOptionValues).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if libraryOptionValues_count < 0 or len(libraryOptionValues) < libraryOptionValues_count:
-            raise ValueError(f"libraryOptionValues: {len(libraryOptionValues)} items, but numLibraryOptions is { libraryOptionValues_count }")
+        if libraryOptionValues_count < 0 or PyObject_Length(libraryOptionValues) < libraryOptionValues_count:
+            raise ValueError(f"libraryOptionValues: {PyObject_Length(libraryOptionValues)} items, but numLibraryOptions is { libraryOptionValues_count }")
         libraryOptionValues_storage = bytearray(max(libraryOptionValues_count, 1) * sizeof(void*))
         _c_libraryOptionValues = <void**><char*>libraryOptionValues_storage
         for i in range(libraryOptionValues_count):
@@ -40014,8 +40017,8 @@ def cudaLibraryEnumerateKernels(kernels, numKernels, lib):
             raise TypeError(f"kernels: expected a list, got {type(kernels).__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
-        if kernels_count < 0 or len(kernels) < kernels_count:
-            raise ValueError(f"kernels: {len(kernels)} items, but numKernels is { kernels_count }")
+        if kernels_count < 0 or PyObject_Length(kernels) < kernels_count:
+            raise ValueError(f"kernels: {PyObject_Length(kernels)} items, but numKernels is { kernels_count }")
         kernels_storage = bytearray(max(kernels_count, 1) * sizeof(c.cudaKernel_t))
         _c_kernels = <c.cudaKernel_t*><char*>kernels_storage
         for i in range(kernels_count):

@@ -4,6 +4,9 @@
 cimport cython
 from libc.stdint cimport *
 from libc.string cimport memcpy, memset
+# A sequence's length where a parameter may be named `len` (cufile.h's
+# cuFileSetParameterPosixPoolSlabArray, cuda.h's cuDeviceGetName): the C call.
+from cpython.object cimport PyObject_Length
 
 cimport nvfatbin.cnvfatbin as c
 from _cubind.convert cimport *

@@ -86,10 +86,11 @@ install_python_deps() {  # install_python_deps build|test
   [ "${1:-build}" = test ] && pkgs+=(pytest "ruff==0.17.6" build mypy pyyaml "cuda-core==0.3.2" "cuda-bindings==13.0.3")
   # The headers and libraries of the CUDA libraries a toolkit may lack, as
   # NVIDIA's wheels (the 13.x of the toolkit CI builds against, 13.0): nvFatbin,
-  # NVML's header (its library comes with the driver).
+  # NVML's header (its library comes with the driver), cuFile (its own version:
+  # 1.15 is CUDA 13.0's).
   # Regenerating reads their headers; without them the build leaves their
   # packages out (setup.py, [build] optional in their specs).
-  [ "${1:-build}" = test ] && pkgs+=("nvidia-nvfatbin==13.0.*" "nvidia-nvml-dev==13.0.*")
+  [ "${1:-build}" = test ] && pkgs+=("nvidia-nvfatbin==13.0.*" "nvidia-nvml-dev==13.0.*" "nvidia-cufile==1.15.*")
   step "Python packages into $VENV: ${pkgs[*]}"
   "$PY" -m pip install --disable-pip-version-check "${pkgs[@]}"
   if [ "${1:-build}" = test ] && "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then

@@ -33,7 +33,7 @@ LOADED = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("package", ["cuda", "cuda.cudart", "nvrtc", "nvvm", "nvjitlink", "nvfatbin", "nvml"])
+@pytest.mark.parametrize("package", ["cuda", "cuda.cudart", "nvrtc", "nvvm", "nvjitlink", "nvfatbin", "nvml", "cufile"])
 @pytest.mark.parametrize("requested", ["", "1"])
 def test_a_generated_package_imports_nothing_of_cubind(package, requested):
     got = run(LOADED + textwrap.dedent(f"""

@@ -41,7 +41,7 @@ def test_each_package_is_generated_once(regenerated):
     are the package's (the runtime's spec adds cuda.cudart to cuda's)."""
     made = {str(p) for p in generated_files(regenerated)}
     assert {p for p in made if p.endswith("__init__.py")} == {
-        f"{package}/__init__.py" for package in ("cuda", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml")}
+        f"{package}/__init__.py" for package in ("cuda", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml", "cufile")}
     assert {"cuda/cudart.pyi", "cuda/py.typed"} <= made
 
 

@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 STUBS = ["cuda/__init__.pyi", "cuda/cudart.pyi", "nvrtc/__init__.pyi", "nvjitlink/__init__.pyi", "nvvm/__init__.pyi",
-         "nvfatbin/__init__.pyi", "nvml/__init__.pyi"]
+         "nvfatbin/__init__.pyi", "nvml/__init__.pyi", "cufile/__init__.pyi"]
 
 
 def mypy(*args):

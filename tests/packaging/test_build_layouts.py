@@ -163,10 +163,10 @@ def test_every_module_builds_from_the_layout_alone(layout, headers, built, tmp_p
     root, extra = layout(headers, tmp_path)
     run, opened = build(tmp_path, _clean_env(extra), built)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    # cubind._core.allocations made it 16; nvFatbin's and NVML's two each where
-    # their wheel is installed in this environment (the layouts have no
-    # nvFatbin.h or nvml.h of their own).
-    optional = sum(2 for h in ("nvFatbin.h", "nvml.h") if h in headers or _environment_has(h))
+    # cubind._core.allocations made it 16; nvFatbin's, NVML's and cuFile's two
+    # each where their wheel is installed in this environment (the layouts
+    # have no nvFatbin.h, nvml.h or cufile.h of their own).
+    optional = sum(2 for h in ("nvFatbin.h", "nvml.h", "cufile.h") if h in headers or _environment_has(h))
     assert len(opened) == 16 + optional, sorted(opened)
     cuda_names = set(headers)
     for source, files in opened.items():
@@ -197,16 +197,16 @@ def _environment_has(header):
 
 
 def test_an_optional_librarys_missing_header_leaves_its_package_out(headers, tmp_path, monkeypatch, capsys):
-    # A toolkit without nvFatbin.h and nvml.h, and no nvidia-nvfatbin or
-    # nvidia-nvml-dev wheel: the other modules keep their headers, the two
-    # packages' modules are left out with one line each naming the wheel,
-    # and the build goes on.
+    # A toolkit without nvFatbin.h, nvml.h and cufile.h, and no
+    # nvidia-nvfatbin, nvidia-nvml-dev or nvidia-cufile wheel: the other
+    # modules keep their headers, the three packages' modules are left out
+    # with one line each naming the wheel, and the build goes on.
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("cubind_setup", ROOT / "setup.py")
     setup = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(setup)
-    root, extra = runfile({k: v for k, v in headers.items() if k not in ("nvFatbin.h", "nvml.h")}, tmp_path)
+    root, extra = runfile({k: v for k, v in headers.items() if k not in ("nvFatbin.h", "nvml.h", "cufile.h")}, tmp_path)
     monkeypatch.setenv("CUDA_HOME", extra["CUDA_HOME"])
     monkeypatch.setattr(_cuda_paths, "_environment_wheels", lambda: [])
     monkeypatch.setattr(setup, "_load_cuda_paths", lambda: _cuda_paths)
@@ -219,10 +219,12 @@ def test_an_optional_librarys_missing_header_leaves_its_package_out(headers, tmp
     command = Command()
     setup.build_ext._find_headers(command)
     names = [ext.name for ext in command.extensions]
-    assert not [n for n in names if n.startswith(("nvfatbin.", "nvml."))]
-    assert "nvjitlink._nvjitlink" in names and len(names) == len(setup.module_names(str(ROOT))) - 4
+    assert not [n for n in names if n.startswith(("nvfatbin.", "nvml.", "cufile."))]
+    assert "nvjitlink._nvjitlink" in names and len(names) == len(setup.module_names(str(ROOT))) - 6
     lines = sorted(line for line in capsys.readouterr().out.splitlines() if "skipped" in line)
-    assert lines == ["cubind build: nvfatbin: skipped, nvFatbin.h not found "
+    assert lines == ["cubind build: cufile: skipped, cufile.h not found "
+                     "(pip install nvidia-cufile (nvidia-cufile-cu12 for CUDA 12))",
+                     "cubind build: nvfatbin: skipped, nvFatbin.h not found "
                      "(pip install nvidia-nvfatbin (nvidia-nvfatbin-cu12 for CUDA 12))",
                      "cubind build: nvml: skipped, nvml.h not found "
                      "(pip install nvidia-nvml-dev (nvidia-nvml-dev-cu12 for CUDA 12))"]

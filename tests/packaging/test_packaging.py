@@ -32,10 +32,11 @@ ROOT = Path(__file__).resolve().parents[2]
 PUBLIC = [("cuda", "cuda/__init__.pyi", "cuda.h"), ("cuda.cudart", "cuda/cudart.pyi", "cuda_runtime_api.h"),
           ("nvrtc", "nvrtc/__init__.pyi", "nvrtc.h"), ("nvjitlink", "nvjitlink/__init__.pyi", "nvJitLink.h"),
           ("nvvm", "nvvm/__init__.pyi", "nvvm.h"), ("nvfatbin", "nvfatbin/__init__.pyi", "nvFatbin.h"),
-          ("nvml", "nvml/__init__.pyi", "nvml.h")]
+          ("nvml", "nvml/__init__.pyi", "nvml.h"), ("cufile", "cufile/__init__.pyi", "cufile.h")]
 MODULES = ("cuda._driver", "cuda.cdriver", "cuda.cudart", "cuda.cruntime", "nvrtc._nvrtc", "nvrtc.cnvrtc",
            "nvjitlink._nvjitlink", "nvjitlink.cnvjitlink", "nvvm._nvvm", "nvvm.cnvvm",
            "nvfatbin._nvfatbin", "nvfatbin.cnvfatbin", "nvml._nvml", "nvml.cnvml",
+           "cufile._cufile", "cufile.ccufile",
            "_cubind.convert", "_cubind.loader", "cubind._core.allocations", "cubind._launch.launch",
            "cubind._interop.dlpack",
            "cubind._memory.memory")
@@ -99,7 +100,8 @@ def test_setup_takes_the_modules_and_packages_from_the_specs():
     assert sorted(setup.module_names(str(ROOT))) == sorted(MODULES)
     subpackages = sorted(f"cubind.{p.name}" for p in (ROOT / "cubind").iterdir() if (p / "__init__.py").exists())
     assert sorted(setup.packages(str(ROOT))) == sorted(["_cubind", "cubind", *subpackages,
-                                                        "cuda", "nvfatbin", "nvjitlink", "nvml", "nvrtc", "nvvm"])
+                                                        "cuda", "cufile", "nvfatbin", "nvjitlink", "nvml", "nvrtc",
+                                                        "nvvm"])
     # The largest first: the driver's Python layer takes most of the build.
     assert setup.module_names(str(ROOT))[0] == "cuda._driver"
 
@@ -236,14 +238,16 @@ def test_wheel_contents(wheel):
     for expected in PXD + STUBS + ["cubind/py.typed", "cuda/py.typed",
                            "nvrtc/py.typed", "nvjitlink/py.typed", "cuda/__init__.py", "nvrtc/__init__.py",
                            "nvjitlink/__init__.py", "nvvm/py.typed", "nvvm/__init__.py", "nvfatbin/py.typed",
-                           "nvfatbin/__init__.py", "nvml/py.typed", "nvml/__init__.py", "cubind/__init__.py",
+                           "nvfatbin/__init__.py", "nvml/py.typed", "nvml/__init__.py", "cufile/py.typed",
+                           "cufile/__init__.py", "cubind/__init__.py",
                            *FLOOR]:
         assert expected in files, expected
     assert not [n for n in files if n.endswith((".c", ".pyx", ".o"))]
     # build/lib keeps what earlier builds put there, and the wheel takes it all
     stale = [n for n in files if n.startswith("cubind/_bind/")]
     assert not stale, f"cubind/_bind is _cubind now: remove the stale build/lib/cubind/_bind ({stale[:3]})"
-    assert all(n.split("/")[0] in ("_cubind", "cuda", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml", "cubind")
+    assert all(n.split("/")[0] in ("_cubind", "cuda", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml", "cufile",
+                                     "cubind")
                for n in files), files
     assert wheel.stat().st_size < 12_000_000, wheel.stat().st_size
     (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]

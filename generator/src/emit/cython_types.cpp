@@ -27,7 +27,15 @@ std::string TypeNames::cython(const Type& t) const {
     case TypeKind::Enum:
     case TypeKind::Record:
     case TypeKind::Handle: return konst + named(declared(t.name) ? t.name : t.canonical);
-    case TypeKind::FunctionPointer: return named(t.name);
+    case TypeKind::FunctionPointer: {
+      if (!t.name.empty()) return named(t.name);
+      // Unnamed (a struct field `const char *(*fs_type)(void *)`, cufile.h's
+      // CUfileFSOps_t): spelled out, which a cast to it needs (noexcept, as C
+      // declares it in the extern block).
+      std::string args;
+      for (size_t i = 1; i < t.inner.size(); ++i) args += (i > 1 ? ", " : "") + cython(t.inner[i]);
+      return cython(t.inner.at(0)) + " (*)(" + args + ") noexcept";
+    }
     case TypeKind::Pointer: {
       std::string inner = cython(t.pointee());
       return inner + "*" + (t.is_const ? " const" : "");

@@ -60,6 +60,8 @@ View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Co
   if (f.header_only) d.set("header", f.header);
   d.set("abi_version", std::to_string(f.abi_version));
   d.set("c_result", ctx.c_names.cython(f.result));
+  // A void function's call is no value to return (Cython refuses it).
+  d.flag("void_result", f.result.kind == TypeKind::Void);
   // Cython's exception clause: none for a function that cannot raise (no
   // check after each call, which Cython would otherwise make under the GIL),
   // else a check after the error value, or after every call where there is none.
@@ -144,9 +146,13 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
   const View result_stub = slot(r, rv, "stub", f.name + " result", ctx);
   d.set("result_type", result_stub);
   if (f.returns_status) {
+    // The status read from the struct holding it (`.err` of CUfileError_t).
+    d.set("status_access", f.status_field.empty() ? std::string() : "." + f.status_field);
     d.set("doc", docstring(function_docstring(f, ctx.spec.status_type, doc_outputs, forms), "    "));
   } else {
     d.set("c_result", ctx.py_names.cython(f.result));
+    // A void function: called without a result to hold (`cdef void _r` is no Cython).
+    d.flag("void_result", f.result.kind == TypeKind::Void);
     d.set("result", slot(r, rv, "ret", f.name + " result", ctx));
     d.flag("with_status", !f.value_only);
     if (!f.value_only) {

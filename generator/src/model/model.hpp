@@ -138,6 +138,11 @@ struct Function {
   bool header_only = false;
   // Filled by passes:
   bool returns_status = false;  // result is the library's status enum
+  // Where the result is the spec's status_record holding the status (cuFile's
+  // CUfileError_t): the member the status is read from ("err"), and its type
+  // (the status enum). Empty: the result is the status itself, or no status.
+  std::string status_field;
+  Type status_field_type;
   // Where the result is not the status: the status member Python receives
   // first, before the value (`(success, value)`, the classic convention).
   std::string success_status;

@@ -102,6 +102,7 @@ json function_json(const Function& f) {
   j["params"] = params;
   j["returns_status"] = f.returns_status;
   put(j, "success_status", f.success_status);
+  put(j, "status_field", f.status_field);
   if (f.value_only) j["value_only"] = true;
   put(j, "alias_of", f.alias_of);
   put(j, "releases_kept", f.releases_kept);

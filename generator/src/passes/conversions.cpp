@@ -475,7 +475,8 @@ Conversion result_conversion(const Function& f, const Model& m) {
   const Type& r = f.result;
   Conversion c;
   if (f.returns_status) {
-    c = named("results/status", r);
+    // From a status struct (CUfileError_t), its status member's enum.
+    c = named("results/status", f.status_field.empty() ? r : f.status_field_type);
   } else if (r.kind == TypeKind::Pointer) {
     c = named("results/bytes", r);
   } else if (r.kind == TypeKind::Enum) {

@@ -375,9 +375,54 @@ void mark_char_strings(Model& model, const spec::Spec& spec) {
       if (is_char_array(f.type)) f.c_string = strings;
 }
 
+// An enum of a header outside the spec's (cuda.h's CUresult in cufile.h's
+// CUfileError_t), which the spec lists with the foreign typedefs: its
+// integer type under its name, as those are (its class is another module's).
+static void retype_foreign_enums(Type& t, const std::set<std::string>& names) {
+  for (auto& inner : t.inner) retype_foreign_enums(inner, names);
+  if (t.kind != TypeKind::Enum || !names.count(t.name)) return;
+  t.kind = TypeKind::Integer;
+  t.canonical = t.is_signed ? "int" : "unsigned int";
+}
+
+// The structs of spec foreign_records that the model's types name: declared
+// without fields, a tag where the header spells `struct timespec`, the
+// typedef's name alone where it spells a typedef (sockaddr_t).
+static void declare_foreign_records(Model& model, const spec::Spec& spec) {
+  std::set<std::string> pending(spec.foreign_records.begin(), spec.foreign_records.end());
+  for (const auto& r : model.records) pending.erase(r.name);  // a header of the spec's declares it after all
+  std::vector<Record> found;
+  for_each_type(model, [&](Type& t, const std::string& header) {
+    visit_all(t, [&](const Type& u) {
+      if (u.kind != TypeKind::Record || !pending.count(u.name)) return;
+      pending.erase(u.name);
+      Record r;
+      r.order = -1;  // declared by a header outside the spec's: before everything that uses it
+      r.name = u.name;
+      std::string spelled = u.spelling;
+      if (spelled.rfind("const ", 0) == 0) spelled = spelled.substr(6);
+      if (spelled.rfind("struct ", 0) == 0) r.tag = u.name;
+      r.is_complete = u.size > 0;
+      r.size = u.size;
+      r.doc.brief = u.name + ": a struct of a header outside the library's (first used by " + header +
+                    "), its fields not bound: pass it by address.";
+      r.header = header;
+      found.push_back(r);
+    });
+  });
+  for (const auto& name : spec.foreign_records)
+    for (const auto& r : found)
+      if (r.name == name) model.records.push_back(r);
+}
+
 void declare_foreign_typedefs(Model& model, const spec::Spec& spec) {
+  declare_foreign_records(model, spec);
   std::set<std::string> pending(spec.foreign_typedefs.begin(), spec.foreign_typedefs.end());
   for (const auto& t : model.typedefs) pending.erase(t.name);  // a header of the spec's declares it after all
+  std::set<std::string> enums;
+  for (const auto& name : pending)
+    if (!model.enumeration(name)) enums.insert(name);
+  for_each_type(model, [&](Type& t, const std::string&) { retype_foreign_enums(t, enums); });
   std::vector<Typedef> found;
   for_each_type(model, [&](Type& t, const std::string& header) {
     visit_all(t, [&](const Type& u) {
@@ -433,11 +478,16 @@ void name_tagged_handles(Model& model) {
 void mark_void_handles(Model& model, const spec::Spec& spec) {
   const std::set<std::string> names(spec.void_handles.begin(), spec.void_handles.end());
   const std::set<std::string> functions(spec.function_handles.begin(), spec.function_handles.end());
-  if (names.empty() && functions.empty()) return;
+  std::map<std::string, std::string> foreign(spec.foreign_handles.begin(), spec.foreign_handles.end());
+  for (const auto& h : model.handles) foreign.erase(h.name);  // a header of the spec's declares it after all
+  if (names.empty() && functions.empty() && foreign.empty()) return;
   std::map<std::string, std::string> first_use;  // handle -> header
   for_each_type(model, [&](Type& t, const std::string& header) {
     retype_void(t, names, header, first_use);
     retype_function(t, functions, header, first_use);
+    visit_all(t, [&](const Type& u) {
+      if (u.kind == TypeKind::Handle && foreign.count(u.name)) first_use.emplace(u.name, header);
+    });
   });
   auto add = [&](const std::string& name, bool function) {
     auto use = first_use.find(name);
@@ -456,6 +506,27 @@ void mark_void_handles(Model& model, const spec::Spec& spec) {
   };
   for (const auto& name : spec.void_handles) add(name, false);
   for (const auto& name : spec.function_handles) add(name, true);
+  // A void* typedef of the spec's own headers (cufile.h's CUfileHandle_t):
+  // the handle is its declaration, in the typedef's place, not a second one.
+  for (auto& h : model.handles) {
+    auto own = std::find_if(model.typedefs.begin(), model.typedefs.end(),
+                            [&](const Typedef& t) { return t.name == h.name && names.count(t.name); });
+    if (own == model.typedefs.end()) continue;
+    h.order = own->order;
+    h.header = own->header;
+    if (!own->doc.brief.empty()) h.doc = own->doc;
+    model.typedefs.erase(own);
+  }
+  // cuda.h's CUstream in cufile.h: the tag the other modules' classes carry.
+  for (const auto& [name, tag] : spec.foreign_handles) {
+    if (!foreign.count(name)) continue;
+    const std::size_t before = model.handles.size();
+    add(name, false);
+    if (model.handles.size() == before) continue;
+    model.handles.back().record_tag = tag;
+    model.handles.back().doc.brief = name + " (a handle a header outside the library's declares; the " +
+                                     "other modules' handles of struct " + tag + " are taken too).";
+  }
 }
 
 }  // namespace cubind::passes

@@ -3,6 +3,7 @@
 // (`fGetPTX` has `fGetPTXSize`); the spec overrides what they get wrong.
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <regex>
 #include <stdexcept>
 
@@ -430,10 +431,40 @@ void link_kept_alive(Model& model) {
   }
 }
 
+// The spec's status_record (cuFile's CUfileError_t): checked to be a struct
+// of the headers with a status_member of the status enum, whose type the
+// functions returning it read the status as; nullopt where there is none.
+// A copy: the loop below may add records, moving the model's.
+static std::optional<Field> status_record_member(const Model& model, const spec::Spec& spec) {
+  if (spec.status_record.empty()) return std::nullopt;
+  const std::string where = "library.status_record: ";
+  const Record* r = model.record(spec.status_record);
+  if (!r) throw std::runtime_error(where + spec.status_record + " is not a struct of the headers");
+  for (const auto& field : r->fields)
+    if (field.name == spec.status_member) {
+      if (field.type.kind != TypeKind::Enum || (field.type.name != spec.status_type && field.type.canonical != spec.status_type))
+        throw std::runtime_error(where + spec.status_record + "." + spec.status_member + " is no " + spec.status_type);
+      return field;
+    }
+  throw std::runtime_error(where + spec.status_record + " has no member " + spec.status_member);
+}
+
+static bool is_status_record(const Type& t, const spec::Spec& spec) {
+  return t.kind == TypeKind::Record && (t.name == spec.status_record || t.canonical == spec.status_record);
+}
+
 void infer_parameters(Model& model, const spec::Spec& spec) {
   check_overrides(model, spec);
+  const std::optional<Field> status_member = status_record_member(model, spec);
   for (auto& f : model.functions) {
     f.returns_status = f.result.kind == TypeKind::Enum && f.result.name == spec.status_type;
+    // A struct holding the status (CUfileError_t) is the status: Python
+    // receives its status member, as every other library's status enum.
+    if (status_member && is_status_record(f.result, spec)) {
+      f.returns_status = true;
+      f.status_field = status_member->name;
+      f.status_field_type = status_member->type;
+    }
     for (auto& p : f.params) {
       infer_one(p, f, model, spec.conventions);
       const std::string symbol = f.alias_of.empty() ? f.name : f.alias_of;

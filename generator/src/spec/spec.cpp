@@ -232,6 +232,10 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
       r.fail("library.internal_headers", h + " is not one of library.headers");
   spec.status_type = r.string(*lib, "status_type", true, "library.");
   spec.status_description = r.string(*lib, "status_description", false, "library.");
+  spec.status_record = r.string(*lib, "status_record", false, "library.");
+  spec.status_member = r.string(*lib, "status_member", !spec.status_record.empty(), "library.");
+  if (spec.status_record.empty() && !spec.status_member.empty())
+    r.fail("library.status_member", "is only read with library.status_record");
   spec.version_header = r.string(*lib, "version_header", false, "library.");
   spec.version_macro = r.string(*lib, "version_macro", false, "library.");
   spec.clang_args = r.strings(*lib, "clang_args", "library.");
@@ -239,6 +243,16 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
   spec.void_handles = r.strings(*lib, "void_handles", "library.");
   spec.foreign_typedefs = r.strings(*lib, "foreign_typedefs", "library.");
   spec.function_handles = r.strings(*lib, "function_handles", "library.");
+  spec.foreign_records = r.strings(*lib, "foreign_records", "library.");
+  if (const toml::node* node = lib->get("foreign_handles")) {
+    const toml::table* handles = node->as_table();
+    if (!handles) r.fail("library.foreign_handles", "expected a table of handle = \"struct tag\"");
+    for (const auto& [name, tag] : *handles) {
+      if (!tag.value<std::string>())
+        r.fail("library.foreign_handles." + std::string(name.str()), "expected the struct's tag");
+      spec.foreign_handles.emplace_back(std::string(name.str()), *tag.value<std::string>());
+    }
+  }
   spec.prelude_headers = r.strings(*lib, "prelude_headers", "library.");
   spec.twin_headers = r.strings(*lib, "twin_headers", "library.");
 

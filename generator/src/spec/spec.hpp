@@ -182,6 +182,12 @@ struct Spec {
   // never bound.
   std::vector<std::string> prelude_headers;
   std::string status_type;  // the enum every call returns ("nvrtcResult")
+  // Where the calls return a struct holding the status enum instead of the
+  // enum (cufile.h's CUfileError_t {CUfileOpError err; CUresult cu_err;},
+  // returned by value): that struct and its member of status_type. Python
+  // receives the member, a status_type like every other library's. Empty: none.
+  std::string status_record;
+  std::string status_member;
   // The bound function giving a status's text ("cuGetErrorString"): the
   // status enum's `_describe_()` calls it, which the floor's CUDAError asks
   // for its message (the floor imports no generated package). Empty: none.
@@ -197,6 +203,16 @@ struct Spec {
   // EGLint, VDPAU's VdpDevice), which only the uses name: declared in the C
   // layer by their integer type, so that integer_handles can name them.
   std::vector<std::string> foreign_typedefs;
+  // Handles of a header outside `headers` (cuda.h's CUstream, which
+  // cufile.h's stream functions take), each with its struct's tag
+  // ("CUstream_st"): declared in the C layer and bound as a handle class
+  // whose objects the other modules' classes of that tag (cuda.CUstream) take.
+  std::vector<std::pair<std::string, std::string>> foreign_handles;
+  // Structs of a header outside `headers` (<time.h>'s struct timespec,
+  // <sys/socket.h>'s sockaddr through cufile.h's typedef sockaddr_t), which
+  // only the uses name: declared in the C layer without their fields (an
+  // opaque class of their name, passed by address).
+  std::vector<std::string> foreign_records;
   // Function types of a header outside `headers` taken by pointer (VDPAU's
   // `VdpGetProcAddress *`): handle classes holding the function's address,
   // as void_handles hold a void*.

@@ -146,6 +146,83 @@ TEST(MarkVoidHandles, TypedefsOfVoidPointerTheSpecNamesAreHandles) {
   EXPECT_FALSE(m.handles[0].is_integer);
 }
 
+// cufile.h's `typedef void* CUfileHandle_t`, in the spec's own header: the
+// handle replaces the typedef (one declaration), in its place.
+TEST(MarkVoidHandles, AVoidTypedefOfTheLibrarysOwnHeaderIsDeclaredOnce) {
+  Model m;
+  Type fh = ptr(void_t());
+  fh.name = "caseFileHandle_t";
+  fh.spelling = "caseFileHandle_t";
+  Typedef own;
+  own.name = "caseFileHandle_t";
+  own.order = 7;
+  own.type = ptr(void_t());
+  own.header = "case_file.h";
+  m.typedefs.push_back(own);
+  m.functions.push_back(fn("caseClose", {param("fh", fh)}));
+  cubind::spec::Spec spec;
+  spec.void_handles = {"caseFileHandle_t"};
+  passes::mark_void_handles(m, spec);
+  ASSERT_EQ(m.handles.size(), 1u);
+  EXPECT_EQ(m.handles[0].order, 7);
+  EXPECT_TRUE(m.typedefs.empty());
+}
+
+// cufile.h's cuFileStreamRegister(CUstream stream, ...), CUstream being
+// cuda.h's: the spec's foreign_handles make it a handle class carrying the
+// struct tag the driver module's class has, so cuda.CUstream objects pass.
+TEST(MarkVoidHandles, ForeignHandlesCarryTheTagTheSpecGives) {
+  Model m;
+  Function f = fn("caseStreamRegister", {param("stream", handle_t("caseStream")), param("other", handle_t("caseOther"))});
+  f.header = "case_file.h";
+  m.functions.push_back(f);
+  cubind::spec::Spec spec;
+  spec.foreign_handles = {{"caseStream", "caseStream_st"}, {"caseUnused", "caseUnused_st"}};
+  passes::mark_void_handles(m, spec);
+  ASSERT_EQ(m.handles.size(), 1u);  // caseUnused: no use, no class; caseOther: not named
+  EXPECT_EQ(m.handles[0].name, "caseStream");
+  EXPECT_EQ(m.handles[0].record_tag, "caseStream_st");
+  EXPECT_EQ(m.handles[0].order, -1);
+  EXPECT_EQ(m.handles[0].header, "case_file.h");
+}
+
+// cufile.h's CUfileError_t.cu_err is cuda.h's CUresult (foreign_typedefs:
+// its integer type), its cuFileBatchIOGetStatus takes <time.h>'s struct
+// timespec and CUfileFSOps_t names sockaddr_t, a typedef of <sys/socket.h>'s
+// struct (foreign_records: declared without fields, a tag only where the
+// header spells `struct`).
+TEST(DeclareForeignTypedefs, ForeignEnumsAreIntegersAndForeignRecordsOpaque) {
+  Model m;
+  Type drv = enum_t("caseDrvResult");
+  drv.is_signed = false;
+  Type timespec = record_t("caseTimespec");  // spelled "struct caseTimespec"
+  Type sockaddr = record_t("caseSockaddr_t");
+  sockaddr.spelling = "caseSockaddr_t";
+  Record error;
+  error.name = "caseError_t";
+  Field field;
+  field.name = "drv";
+  field.type = drv;
+  error.fields = {field};
+  m.records.push_back(error);
+  m.functions.push_back(fn("caseWait", {param("timeout", ptr(timespec, true)), param("addr", ptr(sockaddr))}));
+  cubind::spec::Spec spec;
+  spec.foreign_typedefs = {"caseDrvResult"};
+  spec.foreign_records = {"caseTimespec", "caseSockaddr_t", "caseUnused"};
+  passes::declare_foreign_typedefs(m, spec);
+  EXPECT_EQ(m.records[0].fields[0].type.kind, TypeKind::Integer);
+  EXPECT_EQ(m.records[0].fields[0].type.canonical, "unsigned int");
+  ASSERT_EQ(m.typedefs.size(), 1u);
+  EXPECT_EQ(m.typedefs[0].name, "caseDrvResult");
+  ASSERT_EQ(m.records.size(), 3u);  // caseUnused: no use, no declaration
+  EXPECT_EQ(m.records[1].name, "caseTimespec");
+  EXPECT_EQ(m.records[1].tag, "caseTimespec");
+  EXPECT_TRUE(m.records[1].fields.empty());
+  EXPECT_EQ(m.records[1].order, -1);
+  EXPECT_EQ(m.records[2].name, "caseSockaddr_t");
+  EXPECT_EQ(m.records[2].tag, "");
+}
+
 }  // namespace
 
 namespace {

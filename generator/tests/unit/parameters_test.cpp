@@ -86,6 +86,58 @@ TEST(InferParameters, ReturnsStatusOnlyForTheStatusEnum) {
   EXPECT_FALSE(m.functions[2].returns_status);
 }
 
+// A struct holding the status (cufile.h's CUfileError_t {CUfileOpError err;
+// CUresult cu_err;}, the spec's status_record and status_member): a function
+// returning it returns the status, read from that member; another struct
+// result is a value.
+Model with_status_record(std::vector<Function> functions, const std::string& member_type = "caseResult") {
+  Model m = model_of(std::move(functions));
+  Record r;
+  r.name = "caseError_t";
+  r.is_complete = true;
+  Field err;
+  err.name = "err";
+  err.type = enum_t(member_type);
+  Field cu;
+  cu.name = "cu_err";
+  cu.type = enum_t("caseDriverResult");
+  r.fields = {err, cu};
+  m.records.push_back(r);
+  return m;
+}
+
+spec::Spec status_record_spec() {
+  spec::Spec s = basic_spec();
+  s.status_record = "caseError_t";
+  s.status_member = "err";
+  return s;
+}
+
+TEST(InferParameters, StatusRecordResultIsTheStatusReadFromItsMember) {
+  Function st = fn("caseOpen", {});
+  st.result = record_t("caseError_t");
+  Function other = fn("casePairOf", {});
+  other.result = record_t("casePair");
+  Model m = with_status_record({st, other});
+  infer_parameters(m, status_record_spec());
+  EXPECT_TRUE(m.functions[0].returns_status);
+  EXPECT_EQ(m.functions[0].status_field, "err");
+  EXPECT_EQ(m.functions[0].status_field_type.name, "caseResult");
+  EXPECT_FALSE(m.functions[1].returns_status);
+  EXPECT_EQ(m.functions[1].status_field, "");
+}
+
+TEST(InferParameters, StatusRecordMustHoldTheStatusEnum) {
+  Model missing = model_of({});
+  EXPECT_THROW(infer_parameters(missing, status_record_spec()), std::runtime_error);
+  Model wrong_type = with_status_record({}, "caseMode");
+  EXPECT_THROW(infer_parameters(wrong_type, status_record_spec()), std::runtime_error);
+  spec::Spec no_member = status_record_spec();
+  no_member.status_member = "code";
+  Model m = with_status_record({});
+  EXPECT_THROW(infer_parameters(m, no_member), std::runtime_error);
+}
+
 // ---- out scalars ----
 
 TEST(InferParameters, OutScalarIntPointer) {
