@@ -249,14 +249,24 @@ GPU_ROUND_TRIP = """
     except OSError:   # a file system without O_DIRECT (tmpfs): compatibility mode after all
         mode = "compat (no O_DIRECT here)"
         fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
-    descr = cufile.CUfileDescr_t()
-    descr.type = cufile.CUfileFileHandleType.CU_FILE_HANDLE_TYPE_OPAQUE_FD
-    descr.handle.fd = fd
-    fh = ok(cufile.cuFileHandleRegister(descr), "cuFileHandleRegister")
     src = ok(cuda.cuMemAlloc(size), "cuMemAlloc")
     dst = ok(cuda.cuMemAlloc(size), "cuMemAlloc")
     ok(cufile.cuFileBufRegister(int(src), size, 0), "cuFileBufRegister")
     ok(cufile.cuFileBufRegister(int(dst), size, 0), "cuFileBufRegister")
+    descr = cufile.CUfileDescr_t()
+    descr.type = cufile.CUfileFileHandleType.CU_FILE_HANDLE_TYPE_OPAQUE_FD
+    descr.handle.fd = fd
+    status, fh = cufile.cuFileHandleRegister(descr)
+    if status == cufile.CUfileOpError.CU_FILE_HANDLE_NOT_REGISTERED and not os.path.isdir("/run/udev"):
+        # cuFile reads the file's volume from udev's database, compatibility
+        # mode too ("unable to get volume attributes for fd" in its log): a
+        # container without /run/udev registers no file at all.
+        ok(cufile.cuFileBufDeregister(int(src)), "cuFileBufDeregister")
+        ok(cufile.cuFileBufDeregister(int(dst)), "cuFileBufDeregister")
+        ok(cufile.cuFileDriverClose(), "cuFileDriverClose")
+        print(json.dumps({"mode": mode, "allow_compat_mode": allow, "no_udev": True, "buffers_registered": True}))
+        sys.exit(0)
+    assert status == 0, f"cuFileHandleRegister returned {status!r}"
     data = ((np.arange(size, dtype=np.uint64) * 2654435761) >> 13).astype(np.uint8)
     ok(cuda.cuMemcpyHtoD(src, data, size), "cuMemcpyHtoD")
     ok(cuda.cuMemsetD8(dst, 0, size), "cuMemsetD8")
@@ -284,6 +294,8 @@ GPU_ROUND_TRIP = """
 
 
 @pytest.mark.gpu
+@pytest.mark.foreign_code("libcufile's own CUDA calls: under compute-sanitizer (H200, cuFile 1.15) its "
+                          "cuFileDriverOpen leaks 64 KiB and frees an address the driver refuses")
 def test_a_mebibyte_goes_from_device_memory_to_a_file_and_back(tmp_path, driver):
     # cufile.json read from CUFILE_ENV_PATH_JSON when cuFile opens: set before
     # the first call, so in a fresh interpreter.
@@ -298,4 +310,7 @@ def test_a_mebibyte_goes_from_device_memory_to_a_file_and_back(tmp_path, driver)
     got = json.loads(done.stdout.strip().splitlines()[-1])
     print("cuFile ran in", got["mode"], "mode:", got)   # pytest -s shows which
     assert got["allow_compat_mode"] == 1, got   # the config was read
+    if got.get("no_udev"):
+        pytest.skip("the driver opened and both device buffers registered, but cuFile registers no file here: it "
+                    "reads a file's volume from udev's database (/run/udev), which this machine (a container) lacks")
     assert got["written"] == got["read"] == 1 << 20 and got["same_on_device"] and got["same_on_disk"], got
