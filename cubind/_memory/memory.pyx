@@ -118,18 +118,16 @@ def copy_contiguous(object host, object ptr, bint to_device):
         PyBuffer_Release(&view)
 
 
-cdef unsigned long long _capture_of(cdrv.CUstream stream):
-    """The id of the capture ``stream`` is in (an invalidated one too), 0
-    where none (or where the driver cannot say: a legacy stream during
-    another thread's global capture)."""
+cdef bint _capturing(cdrv.CUstream stream):
+    """Whether ``stream`` is in a capture (an invalidated one too); False
+    where the driver cannot say (a legacy stream during another thread's
+    global capture). cuStreamIsCapturing, not cuStreamGetCaptureInfo: its
+    signature is the same in CUDA 12 and 13."""
     cdef cdrv.CUstreamCaptureStatus status = cdrv.CU_STREAM_CAPTURE_STATUS_NONE
-    cdef cdrv.cuuint64_t ident = 0
     cdef cdrv.CUresult err
     with nogil:
-        err = cdrv.cuStreamGetCaptureInfo(stream, &status, &ident, NULL, NULL, NULL, NULL)
-    if err != 0 or status == cdrv.CU_STREAM_CAPTURE_STATUS_NONE:
-        return 0
-    return ident if ident != 0 else 1
+        err = cdrv.cuStreamIsCapturing(stream, &status)
+    return err == 0 and status != cdrv.CU_STREAM_CAPTURE_STATUS_NONE
 
 
 cdef _copy_python(object host, object ptr, bint to_device):
@@ -195,7 +193,7 @@ cdef class DeviceMemory(_Owner):
     cdef object _stream_obj
     cdef bint _python_route  # allocated through the cuda module's functions: freed through them too
     cdef bint _counted       # counted among its stream's users (allocations.stream_used) until freed
-    cdef unsigned long long _capture_id  # the capture its stream was in when it was allocated (0: none)
+    cdef bint _in_capture    # allocated while its stream was being captured: the graph's own memory
 
     def __init__(self, nbytes, stream=None):
         # A failed allocation leaves ptr None: nothing for __del__ to free.
@@ -243,7 +241,7 @@ cdef class DeviceMemory(_Owner):
                 _fail(err, "cuMemAllocAsync")
             stream_used(self.stream)
             self._counted = True
-            self._capture_id = _capture_of(hstream)
+            self._in_capture = _capturing(hstream)
         self.ptr = ptr
         self._link()
 
@@ -390,12 +388,12 @@ cdef class DeviceMemory(_Owner):
             _allocations.release_waiting()
 
     cdef bint _captured_apart(self) except -1:
-        """Whether the stream this memory is ordered on is being captured by a
-        capture that did not allocate it (memory the capture allocated is freed
-        in it: the graph's own allocation and free)."""
-        if self._python_route:  # the no-GPU tests' emulator captures nothing
+        """Whether the stream this memory is ordered on is being captured, the
+        memory having been allocated outside a capture (memory a capture
+        allocated is freed in it: the graph's own allocation and free)."""
+        if self._python_route or self._in_capture:  # the no-GPU tests' emulator captures nothing
             return False
-        return _capture_of(<cdrv.CUstream><uintptr_t>self.stream) not in (0, self._capture_id)
+        return _capturing(<cdrv.CUstream><uintptr_t>self.stream)
 
     cdef bint _release_uncaptured(self) except -1:
         if self.ptr is None:
