@@ -354,6 +354,7 @@ def install(monkeypatch, *, switch_interval=None, **options):
     what a test left queued) after."""
     if cuda is None:
         pytest.skip("cubind's cuda driver package is not built")
+    _settle_real_work()
     emulated = EmulatedGPU(**options)
     driver = emulated.driver()
     for name in DRIVER_FUNCTIONS:
@@ -368,6 +369,20 @@ def install(monkeypatch, *, switch_interval=None, **options):
         _pending._pending.clear()  # what a test left queued goes with its emulator
         emulated.calls.clear()
         gc.collect()
+
+
+def _settle_real_work():
+    """Before the emulator takes the driver's place: what an earlier test left
+    for a real GPU (a pending hold's event, garbage holding real streams and
+    events) is finished and released by the real driver, not handed to the
+    emulator, which would refuse the handles it never made (an H100 run saw
+    cuEventQuery and cuEventDestroy answered 400 after a GPU test)."""
+    gc.collect()
+    if _pending._pending:
+        err, ctx = cuda.cuCtxGetCurrent()
+        if err == 0 and ctx is not None and int(ctx):
+            cuda.cuCtxSynchronize()
+        _pending.sweep()
 
 
 def install_pending(monkeypatch, *, switch_interval=None, **options):
