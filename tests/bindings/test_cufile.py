@@ -157,6 +157,7 @@ SKIPPED = {
     "cuFileReadAsync": "read and written when the stream runs, after the call returns",
     "cuFileWriteAsync": "read and written when the stream runs, after the call returns",
     "cuFileGetParameterPosixPoolSlabArray": "two output arrays counted by an input (len) without a count query",
+    "cuFileGetParameterGpuBounceBufferSlabArray": "two output arrays counted by an input (len) without a count query",
 }
 
 
