@@ -644,6 +644,48 @@ def test_a_device_tensor_crosses_an_edge_ordered_by_an_event_not_a_sync(backend)
     assert r["p"] == [7.0] * 4  # pinned host memory, written through numpy
 
 
+READY_EVENTS = """
+import json, os
+import numpy as np
+from cubind import graph as gx
+class Make(gx.Codelet):
+    def tick(self):
+        m = gx.Message()
+        m.add_tensor("d", self.allocator.tensor(gx.TensorDescription("d", "device", [64], np.float32)))
+        self.tx("out").publish(m)
+class Take(gx.Codelet):
+    def tick(self):
+        self.rx("in").receive()
+g = gx.Graph()
+a = g.entity("a")
+a.add(gx.DoubleBufferTransmitter(capacity=2), "out"); a.add(gx.CountSchedulingTerm(count=200))
+a.add(gx.DownstreamReceptiveSchedulingTerm(transmitter="out"))
+a.add(gx.UnboundedAllocator(), "alloc"); a.add(gx.CudaStreamPool(), "pool")
+a.add(Make(), "make")
+b = g.entity("b")
+b.add(gx.DoubleBufferReceiver(capacity=2), "in"); b.add(gx.MessageAvailableSchedulingTerm(receiver="in"))
+b.add(gx.CudaStreamPool(), "pool")
+b.add(Take(), "take")
+g.connect("a/out", "b/in")
+g.run()
+names = [line.split()[0] for line in open(os.environ["FAKE_CALL_LOG"])]
+print(json.dumps({"created": names.count("cuEventCreate"), "destroyed": names.count("cuEventDestroy")}))
+"""
+
+
+def test_ready_events_are_reused_not_made_per_message(backend, tmp_path):
+    # 200 device messages through an edge of capacity 2: the producer's ready
+    # events come back to its stream's pool once the messages are gone.
+    if backend.real:
+        pytest.skip("counts the recording driver's event creations")
+    import json
+
+    done = backend.run(READY_EVENTS, FAKE_DEVICE_COUNT="1", FAKE_CALL_LOG=str(tmp_path / "calls.log"))
+    assert done.returncode == 0, done.stderr
+    r = json.loads(done.stdout.splitlines()[-1])
+    assert 1 <= r["created"] <= 8, r
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("app", ["stream.yaml", "saxpy_pipeline.yaml"])
 @pytest.mark.parametrize("threads", ["1", "4"])
