@@ -123,29 +123,21 @@ cdef bint any_waiting():
 
 def release_waiting():
     """Frees the owners let go during a capture whose stream is no longer
-    being captured (the end of a capture calls it; so does the next release).
-    A failure is the collector's: written as unraisable, not raised here."""
+    being captured (the end of a capture calls it; so does the next release)."""
     cdef Allocation mem
     if not _waiting:
         return
     batch = list(_waiting)
     del _waiting[:]
     for mem in batch:
-        try:
-            if not mem._release_uncaptured():
-                _waiting.append(mem)
-        except Exception as exc:
-            import sys
-            sys.unraisablehook(_Unraisable(exc, mem))
+        _release_one(mem)
 
 
-class _Unraisable:
-    __slots__ = ("exc_type", "exc_value", "exc_traceback", "err_msg", "object")
-
-    def __init__(self, exc, obj):
-        self.exc_type, self.exc_value, self.exc_traceback = type(exc), exc, exc.__traceback__
-        self.err_msg = "Exception ignored while freeing memory let go during a stream capture"
-        self.object = obj
+cdef void _release_one(Allocation mem) noexcept:
+    # A failure is the collector's (no caller to tell): Cython writes an
+    # exception leaving a noexcept function as unraisable, as for __del__.
+    if not mem._release_uncaptured():
+        _waiting.append(mem)
 
 
 cdef list _live():
