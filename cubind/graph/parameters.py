@@ -129,8 +129,9 @@ class _Values(dict):
     instance's ``__dict__`` under its attribute, where it hides the class's
     :class:`Parameter` (a descriptor without ``__set__``): the scheduler reads
     parameters on every step (a term's receiver, an entity's device), and a
-    plain attribute costs a tenth of a descriptor call. Every write (a
-    reference resolved, a default filled in later) goes through here."""
+    plain attribute costs a third of a descriptor call (48 against 136 ns
+    here). Every write (a reference resolved, a default filled in later)
+    goes through ``__setitem__``."""
 
     __slots__ = ("_target", "_attrs")
 
