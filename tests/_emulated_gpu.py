@@ -355,6 +355,7 @@ def install(monkeypatch, *, switch_interval=None, **options):
     if cuda is None:
         pytest.skip("cubind's cuda driver package is not built")
     _settle_real_work()
+    _pending.retire_order_events(True)  # the real driver's, destroyed by it: the emulator knows none
     emulated = EmulatedGPU(**options)
     driver = emulated.driver()
     for name in DRIVER_FUNCTIONS:
@@ -367,6 +368,7 @@ def install(monkeypatch, *, switch_interval=None, **options):
     finally:
         _memory.use_python_driver(previous)
         _pending._pending.clear()  # what a test left queued goes with its emulator
+        _pending.retire_order_events(True)  # the emulator's, never handed to a real driver
         emulated.calls.clear()
         gc.collect()
 
@@ -388,6 +390,7 @@ def _settle_real_work():
 def install_pending(monkeypatch, *, switch_interval=None, **options):
     """Put an EmulatedGPU(**options) in place of the driver of
     cubind/_core/pending.py alone; yields it, and drops what is left queued after."""
+    _pending.retire_order_events(True)
     emulated = EmulatedGPU(**options)
     driver = emulated.driver()
     monkeypatch.setattr(_pending, "_driver", lambda: driver)
@@ -397,3 +400,4 @@ def install_pending(monkeypatch, *, switch_interval=None, **options):
     finally:
         with _pending._lock:
             _pending._pending.clear()
+        _pending.retire_order_events(True)

@@ -8,12 +8,13 @@ new hold) drops those whose work is done; :func:`wait_for` lets an explicit
 ``free()`` wait for the work still using the memory.
 """
 
+import sys
 import threading
 
 from cubind._core.driver import module as _driver
 from cubind._core.errors import CUDAError, check
 
-__all__ = ["hold", "sweep", "wait_for", "order", "pending_count", "drop"]
+__all__ = ["hold", "sweep", "wait_for", "order", "pending_count", "drop", "retire_order_events"]
 
 _CU_EVENT_DISABLE_TIMING = 0x2
 _CUDA_ERROR_NOT_READY = 600
@@ -135,22 +136,66 @@ def _wait_nested(obj, stream):
                     check(cuda.cuStreamWaitEvent(stream, entry.event, 0), "cuStreamWaitEvent")
 
 
+# order()'s events: one per thread and context, recorded and waited for at
+# once. cuStreamWaitEvent takes a snapshot of the event's last record, so the
+# event may be recorded again at once; being the thread's own, no other
+# thread records it between the two calls. A thread's events are destroyed
+# when it ends (its thread-local goes); drop() retires them all (a reset
+# killed them with their context; at exit they are destroyed).
+_order_local = threading.local()
+_order_made: set = set()      # {event handle (int)} alive: what drop(destroy=True) destroys
+_order_generation = [0]       # bumped by drop(): a thread's older events are not used again
+
+
+class _OrderEvents(dict):
+    """A thread's order events by context; destroyed with the thread's local."""
+
+    def __init__(self):
+        super().__init__()
+        self.generation = _order_generation[0]
+
+    def __del__(self):
+        if sys.is_finalizing():  # the driver may be gone; the exit hook destroyed what it could
+            return
+        with _lock:
+            if self.generation != _order_generation[0]:
+                return   # retired by drop(): dead with their context, or destroyed there
+            mine = [e for e in self.values() if int(e) in _order_made]
+            _order_made.difference_update(int(e) for e in mine)
+        cuda = _driver()
+        for event in mine:
+            cuda.cuEventDestroy(event)
+
+
+def _order_event(cuda):
+    events = getattr(_order_local, "events", None)
+    if events is None or events.generation != _order_generation[0]:
+        events = _order_local.events = _OrderEvents()
+    context = int(check(cuda.cuCtxGetCurrent(), "cuCtxGetCurrent") or 0)
+    event = events.get(context)
+    if event is None:
+        event = check(cuda.cuEventCreate(_CU_EVENT_DISABLE_TIMING), "cuEventCreate")
+        events[context] = event
+        with _lock:
+            _order_made.add(int(event))
+    return event
+
+
 def order(after, before):
     """Makes stream ``after`` wait for the work queued so far on stream
     ``before`` (raw handles); nothing when they are the same stream."""
     if after == before:
         return
     cuda = _driver()
-    event = _event(cuda, before)
-    try:
-        check(cuda.cuStreamWaitEvent(after, event, 0), "cuStreamWaitEvent")
-    finally:
-        cuda.cuEventDestroy(event)  # released once the recorded work completes
+    event = _order_event(cuda)
+    check(cuda.cuEventRecord(event, before), "cuEventRecord")
+    check(cuda.cuStreamWaitEvent(after, event, 0), "cuStreamWaitEvent")
 
 
 def drop(destroy=False):
-    """Forgets every hold: at a context reset, whose events died with it, or
-    at exit (``destroy``: destroy the events, ignoring failures)."""
+    """Forgets every hold and order event: at a context reset, whose events
+    died with it, or at exit (``destroy``: destroy the events, ignoring
+    failures)."""
     with _lock:
         entries = list(_pending)
         _pending.clear()
@@ -158,3 +203,17 @@ def drop(destroy=False):
         cuda = _driver()
         for entry in entries:
             cuda.cuEventDestroy(entry.event)
+    retire_order_events(destroy)
+
+
+def retire_order_events(destroy):
+    """Every thread makes new order events from now on; the old ones are
+    destroyed (``destroy``) or forgotten (they died with their context)."""
+    with _lock:
+        made = list(_order_made)   # handles (ints): the driver module takes them as CUevent
+        _order_made.clear()
+        _order_generation[0] += 1
+    if destroy and made:
+        cuda = _driver()
+        for event in made:
+            cuda.cuEventDestroy(event)
