@@ -433,6 +433,19 @@ class Array(_launch.SlotAddressed):
 
     # -- release --------------------------------------------------------------------------
 
+    def record_stream(self, stream: _StreamLike) -> None:
+        """Says that work queued on ``stream`` uses this array's memory, as
+        PyTorch's ``Tensor.record_stream``: memory allocated in a stream's
+        order is freed in that order, so without it the memory could be
+        handed to a new allocation while ``stream``'s work still reads or
+        writes it. The free then also waits for what ``stream`` has queued by
+        that time. Nothing is needed (and nothing done) for memory from
+        ``cuMemAlloc``, whose free waits for all work, or memory cubind does
+        not own (the owning library frees it)."""
+        self._check_alive()
+        if type(self._mem) is DeviceMemory:
+            self._mem.record_stream(stream)
+
     def free(self) -> None:
         """Releases the memory now, for this array and all its views (which
         then raise ValueError on use); idempotent. Memory a library took

@@ -194,6 +194,7 @@ cdef class DeviceMemory(_Owner):
     cdef bint _python_route  # allocated through the cuda module's functions: freed through them too
     cdef bint _counted       # counted among its stream's users (allocations.stream_used) until freed
     cdef bint _in_capture    # allocated while its stream was being captured: the graph's own memory
+    cdef list _users         # [(handle, stream object)]: other streams whose work uses it (record_stream)
 
     def __init__(self, nbytes, stream=None):
         # A failed allocation leaves ptr None: nothing for __del__ to free.
@@ -245,6 +246,37 @@ cdef class DeviceMemory(_Owner):
         self.ptr = ptr
         self._link()
 
+    def record_stream(self, stream):
+        """Marks the memory as used by work queued on ``stream``: its
+        stream-ordered free then waits for the work queued there by the time
+        of the free, not only for its own stream's (PyTorch's
+        ``Tensor.record_stream``). Memory from ``cuMemAlloc`` needs nothing:
+        ``cuMemFree`` waits for all work."""
+        if self.ptr is None:
+            raise ValueError("the memory was released; it can no longer be used")
+        if self.stream is None or self.nbytes == 0:
+            return
+        handle = stream_handle(stream)
+        if handle == self.stream:
+            return
+        if self._users is None:
+            self._users = []
+        else:
+            for h, _ in self._users:
+                if h == handle:
+                    return
+        # Counted as the allocation stream is: cubind defers destroying a
+        # stream until this free has ordered itself after it.
+        stream_used(handle)
+        self._users.append((handle, stream))
+
+    cdef _order_after_users(self):
+        # Before the stream-ordered free (in the memory's context): the
+        # allocation stream waits for what each using stream queued so far.
+        # Their counts go in _uncount, after the free is queued.
+        for handle, _ in self._users:
+            _pending.order(self.stream, handle)
+
     cdef _allocate_python(self, nbytes):
         cuda = _driver()
         err, ctx = cuda.cuCtxGetCurrent()
@@ -271,6 +303,10 @@ cdef class DeviceMemory(_Owner):
         if self._counted:
             self._counted = False
             stream_unused(self.stream, destroy)
+        if self._users is not None:  # after the free is queued, as the allocation stream's count
+            users, self._users = self._users, None
+            for handle, _ in users:
+                stream_unused(handle, destroy)
 
     cdef _free(self):
         # After work already queued that uses it through cubind, in the order
@@ -305,6 +341,8 @@ cdef class DeviceMemory(_Owner):
                         cdrv.cuCtxSynchronize()
                 else:
                     hstream = <cdrv.CUstream><uintptr_t>self.stream
+                    if self._users is not None:
+                        self._order_after_users()
                 with nogil:
                     err = cdrv.cuMemFreeAsync(ptr, hstream)
                 self._uncount(True)
@@ -330,6 +368,8 @@ cdef class DeviceMemory(_Owner):
             else:
                 if _exiting:
                     cuda.cuCtxSynchronize()
+                elif self._users is not None:
+                    self._order_after_users()
                 result = cuda.cuMemFreeAsync(ptr, 0 if _exiting else self.stream)
                 self._uncount(True)
                 _status(result, "cuMemFreeAsync")
@@ -391,9 +431,13 @@ cdef class DeviceMemory(_Owner):
         """Whether the stream this memory is ordered on is being captured, the
         memory having been allocated outside a capture (memory a capture
         allocated is freed in it: the graph's own allocation and free)."""
-        if self._python_route or self._in_capture:  # the no-GPU tests' emulator captures nothing
+        if self._python_route:  # the no-GPU tests' emulator captures nothing
             return False
-        return _capturing(<cdrv.CUstream><uintptr_t>self.stream)
+        if self._users is not None:  # ordering after a captured stream would record into its capture
+            for handle, _ in self._users:
+                if _capturing(<cdrv.CUstream><uintptr_t>handle):
+                    return True
+        return not self._in_capture and _capturing(<cdrv.CUstream><uintptr_t>self.stream)
 
     cdef bint _release_uncaptured(self) except -1:
         if self.ptr is None:

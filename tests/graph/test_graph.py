@@ -710,3 +710,82 @@ def test_device_tensors_go_to_cupy_and_torch_without_a_copy():
         assert ptr == a.ptr
         back = gx.Tensor("b", theirs)
         assert back.is_device and back.data.ptr == a.ptr
+
+
+REUSE = r"""
+extern "C" __global__ void fill(float *x, unsigned n, float v)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = v;
+}
+// Reads x again after ~a millisecond of arithmetic: memory freed and reused
+// meanwhile shows as another message's value.
+extern "C" __global__ void slow_plus_one(const float *x, float *y, unsigned n, int iters)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float v = x[i];
+        for (int k = 0; k < iters; ++k) v = v * 0.9999f + 0.0001f;
+        y[i] = ((volatile const float *)x)[i] + 1.0f + (v - v);
+    }
+}
+"""
+
+
+@pytest.mark.gpu
+def test_a_consumed_tensor_is_not_reused_while_its_consumer_still_reads_it():
+    # The producer's tensor is freed in its stream's order once the consumer
+    # lets it go (it publishes a new one): the consumer's slow kernel still
+    # reads it then. Without the consumer's stream recorded on it, the
+    # producer's next allocation took that memory and filled it (an H100:
+    # 198 of 200 results wrong).
+    import cubind
+
+    program = cubind.Program(REUSE).compile()
+    fill, slow = program.get_kernel("fill"), program.get_kernel("slow_plus_one")
+    n, count = 1 << 16, 60
+
+    class Make(gx.Codelet):
+        def tick(self):
+            x = self.allocator.allocate((n,), np.float32)
+            fill((n + 255) // 256, 256, x, n, float(self.get_execution_count()))
+            m = gx.Message()
+            m.add_tensor("x", x)
+            self.tx("out").publish(m)
+
+    class PlusOne(gx.Codelet):
+        def tick(self):
+            x = self.rx("in").receive().tensor("x").data
+            y = self.allocator.allocate((n,), np.float32)
+            slow((n + 255) // 256, 256, x, y, n, 20000)
+            m = gx.Message()
+            m.add_tensor("y", y)
+            self.tx("out").publish(m)
+
+    class Keep(gx.Codelet):
+        def start(self):
+            self.kept = []
+
+        def tick(self):
+            self.kept.append(self.rx("in").receive().tensor("y").data)
+
+    g, keep = gx.Graph(), Keep()
+    for i, (name, codelet) in enumerate([("make", Make()), ("plus", PlusOne()), ("keep", keep)]):
+        e = g.entity(name)
+        if i:
+            e.add(gx.DoubleBufferReceiver(capacity=2), "in")
+            e.add(gx.MessageAvailableSchedulingTerm(receiver="in"))
+        else:
+            e.add(gx.CountSchedulingTerm(count=count))
+        if i < 2:
+            e.add(gx.DoubleBufferTransmitter(capacity=2), "out")
+            e.add(gx.DownstreamReceptiveSchedulingTerm(transmitter="out"))
+        e.add(gx.UnboundedAllocator(), "alloc")
+        e.add(gx.CudaStreamPool(stream_flags=1), "pool")
+        e.add(codelet, name)
+    g.connect("make/out", "plus/in")
+    g.connect("plus/out", "keep/in")
+    g.run()
+    # get_execution_count() is 1 at the first tick
+    wrong = [i for i, y in enumerate(keep.kept) if not (y.get() == i + 2).all()]
+    assert len(keep.kept) == count and wrong == [], f"{len(wrong)} of {count} results overwritten: {wrong[:10]}"

@@ -349,3 +349,45 @@ def test_kernel_parameter_count_comes_from_the_cubin():
     assert param_count(code, "absent") is None
     assert param_count(b"not an ELF", "bump") is None
     assert param_count(code[:200], "bump") is None   # a truncated image is not read past its end
+
+
+def test_memory_used_on_another_stream_is_freed_after_that_streams_work(fake_driver, tmp_path):
+    # Stream-ordered memory goes back to the pool in its own stream's order;
+    # record_stream makes the free wait for another stream's work as well.
+    out, stderr, calls = run(fake_driver, tmp_path, """
+        waits = ctypes.c_int.in_dll(fake, "fake_stream_wait_count")
+        last = ctypes.c_ulonglong.in_dll(fake, "fake_last_wait_stream")
+        own, other = cubind.Stream(), cubind.Stream()
+        a = cubind.empty(16, np.float32, stream=own)
+        a.record_stream(other)
+        a.record_stream(other)          # once is enough
+        a.record_stream(own)            # its own stream: nothing to add
+        before = waits.value
+        ids = {"own": int(own), "ptr": a.ptr}
+        other_handle = int(other)
+        del other                       # its destruction waits for the free
+        ids["destroyed_early"] = any(line.split()[-1] == hex(other_handle) for line in
+                                     open(__import__("os").environ["FAKE_CALL_LOG"]) if "cuStreamDestroy" in line)
+        del a
+        gc.collect()
+        ids.update(waits=waits.value - before, waited_on=last.value, other=other_handle)
+        b = cubind.empty(16, np.float32)    # cuMemAlloc memory: its free waits for all work anyway
+        b.record_stream(own)
+        del b
+        ids["after_sync_free"] = waits.value - before
+        c = cubind.empty(4, np.float32, stream=own)
+        c.free()
+        try:
+            c.record_stream(own)
+        except ValueError as exc:
+            ids["refused"] = str(exc)
+        print(json.dumps(ids))
+    """)
+    assert stderr == ""
+    assert out["waits"] == 1 and out["waited_on"] == out["own"]    # the allocation stream waited once
+    assert out["after_sync_free"] == 1
+    assert not out["destroyed_early"]
+    assert "released" in out["refused"]
+    names = [(call[0], int(call[-1], 16)) for call in calls]
+    assert names.index(("cuMemFree", out["ptr"])) < names.index(("cuStreamDestroy", out["other"]))
+
