@@ -26,7 +26,7 @@ class Node(ctypes.Structure):
                 ("src", ctypes.c_ulonglong), ("dst", ctypes.c_ulonglong), ("bytes", ctypes.c_ulonglong)]
 
 
-KIND = {1: "kernel", 2: "copy", 3: "empty", 4: "memset", 5: "mem_alloc", 6: "mem_free", 7: "host"}
+KIND = {1: "kernel", 2: "copy", 3: "empty", 4: "memset", 5: "mem_alloc", 6: "mem_free", 7: "host", 8: "graph"}
 
 
 def nodes(nargs=8):

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from cubind._core.context import _StreamLike
     from cubind._launch.kernel import Kernel
 
-__all__ = ["CUDAGraph", "GraphNode", "KernelNode"]
+__all__ = ["CUDAGraph", "CopyNode", "GraphNode", "KernelNode"]
 
 log = logging.getLogger("cubind")
 
@@ -134,6 +134,46 @@ class KernelNode(GraphNode):
         self._stale = True
 
 
+class CopyNode(GraphNode):
+    """A copy node: ``set(dst=, src=)`` gives it new device addresses (same
+    byte count; the next launch of the instantiated graph uses them)."""
+    nbytes: int
+
+    __slots__ = ("params", "nbytes", "_ctx", "_host", "_stale")
+
+    def __init__(self, graph, handle, params, nbytes, ctx, host):
+        super().__init__(graph, handle)
+        self.params, self.nbytes, self._ctx, self._host = params, nbytes, ctx, host  # host: (dst, src)
+        self._stale = False
+
+    def set(self, dst: Any = None, src: Any = None) -> None:
+        """New device addresses for either end (a host end keeps its own).
+        The driver refuses (a CUDAError) an address of another kind of
+        allocation than the one the graph was instantiated with (memory of
+        a stream-ordered pool for ``cuMemAlloc``'s, or the other way round);
+        the node then keeps its old addresses."""
+        params = self.params
+        for value, host, name in ((dst, self._host[0], "dst"), (src, self._host[1], "src")):
+            if value is not None and host:
+                raise ValueError(f"{name}: the node's {name} is host memory; set() changes device addresses")
+        old = params.dstDevice, params.srcDevice
+        if dst is not None:
+            params.dstDevice = _address(dst, "dst")
+        if src is not None:
+            params.srcDevice = _address(src, "src")
+        graph = self.graph
+        exec_ = graph._state[1]
+        if exec_ is None:
+            graph._check_open()
+            self._stale = True  # instantiate() hands the graph's node the new addresses
+            return
+        err = _calls["copy"](exec_, self.handle, params, self._ctx)[0]
+        if err:
+            params.dstDevice, params.srcDevice = old
+            raise CUDAError(err, "cuGraphExecMemcpyNodeSetParams")
+        self._stale = True
+
+
 class CUDAGraph:
     """A CUDA graph: add nodes (each after the nodes named in ``after``),
     :meth:`instantiate`, :meth:`launch` on any stream as often as wanted.
@@ -144,8 +184,8 @@ class CUDAGraph:
     next :meth:`launch` (or :meth:`instantiate`) makes a new one.
     """
 
-    __slots__ = ("_device", "_state", "_finalizer", "_kernel_nodes", "_instantiations", "_nodes", "_captured",
-                 "__weakref__")
+    __slots__ = ("_device", "_state", "_finalizer", "_kernel_nodes", "_copy_nodes", "_instantiations", "_nodes",
+                 "_captured", "__weakref__")
 
     def __init__(self, device: Device | int | None = None) -> None:
         self._device = Device(device) if device is not None else None
@@ -156,9 +196,11 @@ class CUDAGraph:
             context = current_context()
         if not _calls:
             cuda = _cuda()
-            _calls.update(launch=cuda.cuGraphLaunch, update=cuda.cuGraphExecKernelNodeSetParams)
+            _calls.update(launch=cuda.cuGraphLaunch, update=cuda.cuGraphExecKernelNodeSetParams,
+                          copy=cuda.cuGraphExecMemcpyNodeSetParams)
         self._state = [handle, None]
         self._kernel_nodes: list[KernelNode] = []
+        self._copy_nodes: list[CopyNode] = []
         self._instantiations = 0
         self._nodes = 0  # added one by one
         self._captured = False
@@ -333,7 +375,7 @@ class CUDAGraph:
         return self._added(node)
 
     def add_copy(self, dst: Any, src: Any, nbytes: int, *, after: GraphNode | Iterable[GraphNode] = (),
-                 dst_host: bool = False, src_host: bool = False) -> GraphNode:
+                 dst_host: bool = False, src_host: bool = False) -> CopyNode:
         """A copy of ``nbytes`` from ``src`` to ``dst`` (addresses: device
         addresses, or host ones where ``src_host``/``dst_host``)."""
         nbytes = _count(nbytes, "nbytes")
@@ -355,8 +397,26 @@ class CUDAGraph:
             copy.dstDevice = dst
         copy.WidthInBytes, copy.Height, copy.Depth = nbytes, 1, 1
         with self._in_context():
-            handle = check(cuda.cuGraphAddMemcpyNode(self._state[0], deps, len(deps), copy, current_context()),
+            ctx = current_context()
+            handle = check(cuda.cuGraphAddMemcpyNode(self._state[0], deps, len(deps), copy, ctx),
                            "cuGraphAddMemcpyNode")
+        node = CopyNode(self, handle, copy, nbytes, ctx, (dst_host, src_host))
+        self._copy_nodes.append(node)
+        return self._added(node)
+
+    def add_graph(self, graph: CUDAGraph, *, after: GraphNode | Iterable[GraphNode] = ()) -> GraphNode:
+        """A node running a copy of ``graph`` (``cuGraphAddChildGraphNode``:
+        later changes to ``graph`` do not reach it)."""
+        if not isinstance(graph, CUDAGraph):
+            raise TypeError(f"graph: expected a cubind.CUDAGraph, not {type(graph).__name__}")
+        if graph is self:
+            raise ValueError("graph: a graph cannot contain itself")
+        child = graph.handle  # refuses a closed graph
+        self._check_open()
+        deps = self._deps(after)
+        with self._in_context():
+            handle = check(_cuda().cuGraphAddChildGraphNode(self._state[0], deps, len(deps), child),
+                           "cuGraphAddChildGraphNode")
         return self._added(GraphNode(self, handle))
 
     def add_memset(self, dst: Any, value: int, count: int, *, element_size: int = 1,
@@ -400,6 +460,10 @@ class CUDAGraph:
             for node in self._kernel_nodes:
                 if node._stale:  # new arguments reached an earlier executable graph only
                     check(cuda.cuGraphKernelNodeSetParams(node.handle, node.params), "cuGraphKernelNodeSetParams")
+                    node._stale = False
+            for node in self._copy_nodes:
+                if node._stale:
+                    check(cuda.cuGraphMemcpyNodeSetParams(node.handle, node.params), "cuGraphMemcpyNodeSetParams")
                     node._stale = False
             self._state[1] = check(cuda.cuGraphInstantiate(self._state[0], 0), "cuGraphInstantiate")
         self._instantiations += 1

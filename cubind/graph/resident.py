@@ -33,10 +33,15 @@ Buffers (a captured graph reads and writes fixed addresses):
   the input message's other components (timestamps, objects) where it has
   none of that name.
 
-The chain runs on a non-blocking stream of its own: the input copy, the
-graph launch and the output copies are three queued steps per message and
-no host synchronisation; the consumers wait for an event, as for any
-edge."""
+The chain runs on a non-blocking stream of its own. After the capture a
+message is one launch of a second graph: copy nodes from the message's
+tensors into the chain's input buffers, the captured chain as a child, copy
+nodes out into the new arrays; per message only the copy nodes' addresses
+change (``CopyNode.set``), no host synchronisation, no new instantiation
+unless the driver refuses an address of another kind of allocation (the
+graph is then made again around it). The consumers wait for an event, as
+for any edge; the input tensors' memory is freed after the chain's work
+(the receive records the chain's stream on it)."""
 
 import threading
 
@@ -130,6 +135,7 @@ class ResidentChain:
         with _device_scope(device):
             self.stream = cubind.Stream(non_blocking=True)
         self.cuda_graph = None
+        self.replay = None  # the copies in, the captured chain as a child, the copies out (see _build_replay)
         self.inputs = {}
         self.kept = []
         self.templates = []
@@ -147,6 +153,9 @@ class ResidentChain:
         finally:
             if graph is not None:
                 graph.close()
+            if self.replay is not None:
+                self.replay[0].close()
+                self.replay = None
             # Not closed: the chain's buffers and the outputs it handed out
             # (which consumers may keep) are freed in its order, and each
             # keeps it alive until then; the last one's release destroys it.
@@ -170,11 +179,15 @@ class ResidentChain:
                 return
             if self.cuda_graph is None:
                 self._capture(message, phase)
-            else:
+                self._publish(message)
+            elif self.replay is None:  # outputs the replay graph cannot copy (strided, empty)
                 self._copy_in(message)
                 self.cuda_graph.launch(self.stream)
                 self.replays += 1
-            self._publish(message)
+                self._publish(message)
+            else:
+                self._publish(message, self._replay(message))
+                self.replays += 1
 
     # -- capture
 
@@ -236,6 +249,7 @@ class ResidentChain:
                              f"tensors with self.allocator")
         self.cuda_graph, self.node_types = graph, types
         graph.launch(self.stream)  # the captured message's own work
+        self._build_replay(self._sources(message), None)
 
     def _allocators(self):
         """The allocators the chain's codelets use (their own entity's or
@@ -300,6 +314,74 @@ class ResidentChain:
 
     # -- replay
 
+    def _build_replay(self, sources, targets):
+        """The graph each later message launches: a copy node per input (from
+        the message's tensor into the chain's buffer), the captured chain as a
+        child, a copy node per output tensor (into the new array handed out);
+        a message then costs two address updates per tensor and one launch.
+        The nodes are made from ``sources`` (by input name) and ``targets``
+        (per output tensor; None: the chain's buffers, rewritten before any
+        launch). None where an output cannot be one copy (strided or empty):
+        the chain then copies with arrays' copy_from around the launch."""
+        import cubind
+
+        fixed_out = [value.data for _, m in self.templates for _, value in m if isinstance(value, Tensor)]
+        if any(not a.c_contiguous or not a.nbytes for a in fixed_out) or \
+                any(not a.nbytes for a in self.inputs.values()):
+            return
+        self._out_layouts = [(a.shape, a.dtype) for a in fixed_out]
+        if targets is None:  # arrays of the kind each message's are (a pool's), not launched into
+            targets = [cubind.empty(shape, dtype, stream=self.stream) for shape, dtype in self._out_layouts]
+        if self.replay is not None:
+            self.replay[0].close()
+            self.replay = None
+        graph = cubind.CUDAGraph()
+        ins = {name: graph.add_copy(fixed, sources[name], fixed.nbytes) for name, fixed in self.inputs.items()}
+        body = graph.add_graph(self.cuda_graph, after=list(ins.values()))
+        outs = [graph.add_copy(target, data, data.nbytes, after=body) for target, data in zip(targets, fixed_out)]
+        graph.instantiate()
+        self.replay = (graph, ins, outs)
+
+    def _replay(self, message):
+        """Launches the replay graph for ``message``; returns the new arrays
+        its output copies fill (in the templates' order)."""
+        import cubind
+
+        graph, ins, outs = self.replay
+        sources = self._sources(message)
+        targets = [cubind.empty(shape, dtype, stream=self.stream) for shape, dtype in self._out_layouts]
+        try:
+            for name, src in sources.items():
+                ins[name].set(src=src)
+            for node, target in zip(outs, targets):
+                node.set(dst=target)
+        except cubind.CUDAError:
+            # Another kind of memory than the graph was made with (a pool's
+            # for cuMemAlloc's, a foreign array): made again around it.
+            self._build_replay(sources, targets)
+            graph = self.replay[0]
+        graph.launch(self.stream)
+        return targets
+
+    def _sources(self, message):
+        """The input message's tensors, checked against the captured ones;
+        a strided one as a contiguous copy on the chain's stream (the copy
+        node copies bytes)."""
+        out = {}
+        if message is None:
+            return out
+        tensors = message.tensors()
+        if set(tensors) != set(self.inputs):
+            raise GraphError(f"{self.label}: the input message carries tensors {sorted(tensors)}, the captured "
+                             f"one carried {sorted(self.inputs)}")
+        for name, fixed in self.inputs.items():
+            data = tensors[name].data
+            if not tensors[name].is_device or data.shape != fixed.shape or np.dtype(data.dtype) != fixed.dtype:
+                raise GraphError(f"{self.label}: tensor {name!r} is {tensors[name]!r}; the captured chain reads "
+                                 f"device {fixed.dtype}{list(fixed.shape)}")
+            out[name] = data if data.c_contiguous else data.copy(stream=self.stream)
+        return out
+
     def _copy_in(self, message):
         if message is None:
             return
@@ -314,16 +396,22 @@ class ResidentChain:
                                  f"device {fixed.dtype}{list(fixed.shape)}")
             fixed.copy_from(data, stream=self.stream)
 
-    def _publish(self, message):
+    def _publish(self, message, filled=None):
+        """Publishes the chain's output messages: each device tensor a new
+        array, ``filled`` by the replay graph's copies where given."""
         import cubind
 
         extra = _passed_on(message)
+        filled = iter(filled) if filled is not None else None
         for tx, template in self.templates:
             out = Message()
             for name, value in template:
                 if isinstance(value, Tensor):
-                    data = cubind.empty(value.shape, value.dtype, stream=self.stream)
-                    data.copy_from(value.data, stream=self.stream)
+                    if filled is not None:
+                        data = next(filled)
+                    else:
+                        data = cubind.empty(value.shape, value.dtype, stream=self.stream)
+                        data.copy_from(value.data, stream=self.stream)
                     out.add_tensor(name, data)
             for name, value in extra:
                 if name not in out:

@@ -370,6 +370,40 @@ static int f_cuGraphAddMemcpyNode(unsigned long long *out, void *g, const unsign
     }
     return 0;
 }
+/* A child graph node: src records the child graph. */
+static int f_cuGraphAddChildGraphNode(unsigned long long *out, void *g, const unsigned long long *deps, size_t n,
+                                      void *child) {
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    struct fake_node *node = fake_add_node(out, g, deps, n, 8, "cuGraphAddChildGraphNode"); /* FAKE_NODE_GRAPH */
+    if (node) node->src = (unsigned long long)child;
+    return 0;
+}
+/* Memcpy node updates: the executable's (counted, the last one's node and
+ * addresses kept; fake_refuse_copy_update makes the driver answer
+ * CUDA_ERROR_INVALID_VALUE, as it does for another kind of allocation) and
+ * the graph's own node (its table entry rewritten). */
+int fake_exec_copy_update_count = 0, fake_refuse_copy_update = 0;
+unsigned long long fake_copy_update_node = 0, fake_copy_update_src = 0, fake_copy_update_dst = 0;
+static int f_cuGraphExecMemcpyNodeSetParams(void *exec, unsigned long long node, const struct fake_memcpy3d *c,
+                                            void *ctx) {
+    (void)exec; (void)ctx;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    if (fake_refuse_copy_update) return fake_fail(__func__, 1);
+    fake_exec_copy_update_count++;
+    fake_copy_update_node = node;
+    fake_copy_update_src = c->srcDevice;
+    fake_copy_update_dst = c->dstDevice;
+    return 0;
+}
+static int f_cuGraphMemcpyNodeSetParams(unsigned long long handle, const struct fake_memcpy3d *c) {
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    for (int i = 0; i < fake_node_count; i++)
+        if (fake_nodes[i].handle == handle) {
+            fake_nodes[i].src = c->srcMemoryType == 1 ? (unsigned long long)c->srcHost : c->srcDevice;
+            fake_nodes[i].dst = c->dstMemoryType == 1 ? (unsigned long long)c->dstHost : c->dstDevice;
+        }
+    return 0;
+}
 static int f_cuGraphAddEmptyNode(unsigned long long *out, void *g, const unsigned long long *deps, size_t n) {
     if (fake_sticky) return fake_fail(__func__, fake_sticky);
     fake_add_node(out, g, deps, n, FAKE_NODE_EMPTY, "cuGraphAddEmptyNode");
@@ -608,7 +642,7 @@ static int f_cuMemsetAsync(unsigned long long dst, unsigned value, size_t n, voi
 /* cuGraphNodeGetType: CUgraphNodeType of the node table's kinds. */
 static int f_cuGraphNodeGetType(unsigned long long handle, int *type) {
     static const int types[] = {-1, 0 /* kernel */, 1 /* memcpy */, 5 /* empty */, 2 /* memset */,
-                                10 /* mem alloc */, 11 /* mem free */, 3 /* host */};
+                                10 /* mem alloc */, 11 /* mem free */, 3 /* host */, 4 /* child graph */};
     for (int i = 0; i < fake_node_count; i++)
         if (fake_nodes[i].handle == handle) {
             *type = types[fake_nodes[i].kind];
@@ -907,6 +941,9 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuThreadExchangeStreamCaptureMode", (void *)f_cuThreadExchangeStreamCaptureMode},
     {"cuGraphAddKernelNode", (void *)f_cuGraphAddKernelNode},
     {"cuGraphAddMemcpyNode", (void *)f_cuGraphAddMemcpyNode},
+    {"cuGraphAddChildGraphNode", (void *)f_cuGraphAddChildGraphNode},
+    {"cuGraphExecMemcpyNodeSetParams", (void *)f_cuGraphExecMemcpyNodeSetParams},
+    {"cuGraphMemcpyNodeSetParams", (void *)f_cuGraphMemcpyNodeSetParams},
     {"cuGraphAddEmptyNode", (void *)f_cuGraphAddEmptyNode},
     {"cuGraphAddMemsetNode", (void *)f_cuGraphAddMemsetNode},
     {"cuGraphAddNode", (void *)f_cuGraphAddNode},

@@ -138,14 +138,17 @@ def test_a_chain_is_captured_once_and_replayed_per_message(fake_driver, ptx_file
         result = g.run(gx.MultiThreadScheduler(worker_thread_number=3))
         chain = chain or g.resident_chains[0]
         assert [c.names for c in g.resident_chains] == [["s1", "s2"]]
-        captured = [n for n in nodes() if n["kind"] != "empty"][-2:]
+        captured = [n for n in nodes() if n["kind"] == "kernel"][-2:]
+        replay = [n for n in nodes() if n["kind"] in ("copy", "graph")][-3:]
         print(json.dumps([result.reason, result.ticks_by_entity, count("fake_capture_count"),
                           count("fake_graph_launch_count"), launches() - before, chain.replays, chain.node_types,
                           [n["kind"] for n in captured], [p for p, _, _ in sink.got],
                           [t for _, t, _ in sink.got], chain.buffers, captured[0]["args"][0],
-                          captured[1]["args"][1]]))
+                          captured[1]["args"][1], replay, [n["args"][:2] for n in captured],
+                          count("fake_exec_copy_update_count"), count("fake_instantiate_count")]))
     """)
-    reason, ticks, captures, graph_launches, kernels, replays, types, kinds, ptrs, stamps, kept, out1, in2 = got
+    (reason, ticks, captures, graph_launches, kernels, replays, types, kinds, ptrs, stamps, kept, out1, in2, replay,
+     args, copy_updates, instantiations) = got
     assert reason == "done" and ticks == {"gen": 6, "s1": 6, "s2": 6, "sink": 6}
     assert captures == 1 and graph_launches == 5 and replays == 4
     assert kernels == 2  # the first message ticked as usual; every later kernel ran inside the graph
@@ -154,7 +157,36 @@ def test_a_chain_is_captured_once_and_replayed_per_message(fake_driver, ptx_file
     assert stamps == [1, 2, 3, 4, 5, 6]  # the input's timestamp passes through
     assert kept == 2 and out1 == in2  # the stages' tensors: fixed buffers, stage 1's output stage 2's input
     assert out1 not in ptrs
+    # Replayed as one graph: the message's tensor copied into the chain's input
+    # buffer, the captured chain as a child, stage 2's output copied out; per
+    # message two address updates, no new instantiation.
+    copy_in, body, copy_out = replay
+    assert [n["kind"] for n in replay] == ["copy", "graph", "copy"]
+    assert body["deps"] == [copy_in["handle"]] and copy_out["deps"] == [body["handle"]]
+    (out_1, in_1), (out_2, _) = args
+    assert copy_in["dst"] == in_1 and copy_out["src"] == out_2 and copy_in["bytes"] == 4 * 4096
+    assert copy_updates == 2 * replays and instantiations == 2  # the captured graph's, the replay graph's
 
+
+
+@pytest.mark.provokes_api_error
+def test_a_copy_the_driver_refuses_to_retarget_makes_the_replay_graph_anew(fake_driver, ptx_file):
+    # The driver refuses a copy node's new address of another kind of
+    # allocation than the instantiated one (a pool's for cuMemAlloc's): the
+    # chain then makes its replay graph around the new addresses.
+    got, _ = run_fake(fake_driver, ptx_file, """
+        setint("fake_refuse_copy_update", 1)
+        g, sink, chain = build(6, resident=True)
+        result = g.run()
+        copies = [n for n in nodes() if n["kind"] == "copy"]
+        print(json.dumps([result.reason, chain.replays, count("fake_instantiate_count"),
+                          count("fake_graph_launch_count"), len({p for p, _, _ in sink.got}),
+                          copies[-1]["dst"], sink.got[-1][0]]))
+    """)
+    reason, replays, instantiations, launches, outputs, last_copy_dst, last_output = got
+    assert reason == "done" and replays == 4 and launches == 5 and outputs == 6
+    assert instantiations == 2 + 4  # the captured and first replay graphs, then one per refused message
+    assert last_copy_dst == last_output  # the graph made for the last message copies into what it handed out
 
 def test_without_a_chain_each_kernel_is_launched_and_nothing_is_captured(fake_driver, ptx_file):
     got, _ = run_fake(fake_driver, ptx_file, """

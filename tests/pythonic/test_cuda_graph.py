@@ -326,3 +326,43 @@ def test_a_captured_graph_gives_on_a_gpu_what_running_the_stream_gives():
     assert not stream.capturing
     axpb(16, 256, x, 0.0, 4096, stream=stream)
     np.testing.assert_array_equal(x.get(stream=stream), np.ones(4096, np.float32))
+
+
+@pytest.mark.provokes_api_error
+def test_a_copy_node_takes_new_addresses_and_a_graph_runs_another_as_a_child(fake_driver, ptx_file):
+    got = run_fake(fake_driver, ptx_file, """
+        x, y, z = (cubind.empty(256, np.float32) for _ in range(3))
+        inner = cubind.CUDAGraph()
+        inner.add_kernel(axpb, 1, 256, y, 2.0, 256)
+        graph = cubind.CUDAGraph()
+        copy_in = graph.add_copy(y, x, x.nbytes)
+        child = graph.add_graph(inner, after=copy_in)
+        copy_out = graph.add_copy(z, y, y.nbytes, after=child)
+        copy_in.set(src=z)                          # before instantiation: the graph's node
+        graph.instantiate()
+        before = nodes()
+        copy_out.set(dst=x)                         # the executable graph's node
+        update = [count("fake_exec_copy_update_count"), ctypes.c_ulonglong.in_dll(fake, "fake_copy_update_node").value,
+                  ctypes.c_ulonglong.in_dll(fake, "fake_copy_update_src").value,
+                  ctypes.c_ulonglong.in_dll(fake, "fake_copy_update_dst").value]
+        setint("fake_refuse_copy_update", 1)
+        refused = error(lambda: copy_out.set(dst=z))
+        kept = copy_out.params.dstDevice
+        setint("fake_refuse_copy_update", 0)
+        up = graph.add_copy(x.ptr, 4096, 16, src_host=True)
+        print(json.dumps([before, [int(n) for n in (copy_in, child, copy_out)], int(inner.handle), update, refused,
+                          int(kept), error(lambda: up.set(src=x)), error(lambda: graph.add_graph(graph)),
+                          error(lambda: graph.add_graph(3)), x.ptr, y.ptr, z.ptr, graph.node_types()]))
+    """)
+    (table, (copy_in, child, copy_out), inner, update, refused, kept, host_set, itself, not_graph, x, y, z,
+     types) = got
+    by = {n["handle"]: n for n in table}
+    assert by[copy_in]["src"] == z and by[copy_in]["dst"] == y        # the graph's node got the new source
+    assert by[child]["kind"] == "graph" and by[child]["src"] == inner and by[child]["deps"] == [copy_in]
+    assert by[copy_out]["deps"] == [child]
+    assert update == [1, copy_out, y, x]
+    assert refused.startswith("CUDAError: cuGraphExecMemcpyNodeSetParams") and kept == x
+    assert host_set == "ValueError: src: the node's src is host memory; set() changes device addresses"
+    assert itself == "ValueError: graph: a graph cannot contain itself"
+    assert not_graph == "TypeError: graph: expected a cubind.CUDAGraph, not int"
+    assert types == ["memcpy", "graph", "memcpy", "memcpy"]
