@@ -14,7 +14,7 @@ import threading
 from cubind._core.driver import module as _driver
 from cubind._core.errors import CUDAError, check
 
-__all__ = ["hold", "sweep", "wait_for", "order", "pending_count", "drop", "retire_order_events"]
+__all__ = ["hold", "sweep", "wait_for", "order", "order_event", "pending_count", "drop", "retire_order_events"]
 
 _CU_EVENT_DISABLE_TIMING = 0x2
 _CUDA_ERROR_NOT_READY = 600
@@ -179,6 +179,13 @@ def _order_event(cuda):
         with _lock:
             _order_made.add(int(event))
     return event
+
+
+def order_event():
+    """The calling thread's order event in the current context (a raw
+    handle): for C code making streams wait as :func:`order` does, without
+    a driver call through Python per stream."""
+    return _order_event(_driver())
 
 
 def order(after, before):

@@ -272,10 +272,24 @@ cdef class DeviceMemory(_Owner):
 
     cdef _order_after_users(self):
         # Before the stream-ordered free (in the memory's context): the
-        # allocation stream waits for what each using stream queued so far.
-        # Their counts go in _uncount, after the free is queued.
+        # allocation stream waits for what each using stream queued so far,
+        # through the thread's order event (cubind._core.pending), recorded
+        # and waited for from C. Their counts go in _uncount, after the free.
+        cdef cdrv.CUevent event
+        cdef cdrv.CUstream alloc = <cdrv.CUstream><uintptr_t>self.stream
+        cdef cdrv.CUresult err
+        if self._python_route:
+            for handle, _ in self._users:
+                _pending.order(self.stream, handle)
+            return
+        event = <cdrv.CUevent><uintptr_t>int(_pending.order_event())
         for handle, _ in self._users:
-            _pending.order(self.stream, handle)
+            err = cdrv.cuEventRecord(event, <cdrv.CUstream><uintptr_t>handle)
+            if err != 0:
+                _fail(err, "cuEventRecord")
+            err = cdrv.cuStreamWaitEvent(alloc, event, 0)
+            if err != 0:
+                _fail(err, "cuStreamWaitEvent")
 
     cdef _allocate_python(self, nbytes):
         cuda = _driver()

@@ -21,6 +21,21 @@ def storage_name(value, where="storage"):
     return name
 
 
+_DTYPES: dict = {}  # what numpy made of a dtype-like seen before (np.float32, "f4"): 1 us a conversion
+
+
+def _as_dtype(like):
+    try:
+        return _DTYPES[like]
+    except KeyError:
+        dtype = np.dtype(like)
+        if len(_DTYPES) < 256:
+            _DTYPES[like] = dtype
+        return dtype
+    except TypeError:  # unhashable (a structured dtype's field list)
+        return np.dtype(like)
+
+
 @dataclass(frozen=True)
 class TensorDescription:
     """Shape, dtype, strides (bytes; None is C-contiguous) and storage of a
@@ -33,12 +48,18 @@ class TensorDescription:
     strides: tuple | None = None
 
     def __post_init__(self):
-        object.__setattr__(self, "storage", storage_name(self.storage, f"{self.name}: storage"))
-        object.__setattr__(self, "shape", tuple(int(n) for n in np.atleast_1d(self.shape)) if self.shape != ()
-                           else ())
-        object.__setattr__(self, "dtype", np.dtype(self.dtype))
-        if any(n < 0 for n in self.shape):
-            raise ValueError(f"{self.name}: shape {self.shape} has a negative extent")
+        if self.storage not in STORAGES:
+            object.__setattr__(self, "storage", storage_name(self.storage, f"{self.name}: storage"))
+        shape = self.shape
+        # A tuple of ints (what allocate() is mostly given) is taken as it is:
+        # numpy's normalisation was a third of making a device tensor.
+        if type(shape) is not tuple or not all(type(n) is int for n in shape):
+            shape = () if type(shape) is tuple and not shape else tuple(int(n) for n in np.atleast_1d(shape))
+            object.__setattr__(self, "shape", shape)
+        if not isinstance(self.dtype, np.dtype):
+            object.__setattr__(self, "dtype", _as_dtype(self.dtype))
+        if any(n < 0 for n in shape):
+            raise ValueError(f"{self.name}: shape {shape} has a negative extent")
         if self.strides is not None:
             strides = tuple(int(s) for s in self.strides)
             if len(strides) != len(self.shape):
