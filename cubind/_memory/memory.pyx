@@ -343,7 +343,11 @@ cdef class DeviceMemory(_Owner):
                 _fail(err, "cuCtxPushCurrent")
         try:
             if _held:
-                _pending.wait_for(self, self.stream)
+                # Holds whose work is done go first: without a later hold
+                # nothing sweeps them, and every free would scan them.
+                _pending.sweep()
+                if _held:
+                    _pending.wait_for(self, self.stream)
             if self.stream is None:
                 with nogil:
                     err = cdrv.cuMemFree(ptr)
@@ -376,7 +380,11 @@ cdef class DeviceMemory(_Owner):
             _status(cuda.cuCtxPushCurrent(self._ctx), "cuCtxPushCurrent")
         try:
             if _held:
-                _pending.wait_for(self, self.stream)
+                # Holds whose work is done go first: without a later hold
+                # nothing sweeps them, and every free would scan them.
+                _pending.sweep()
+                if _held:
+                    _pending.wait_for(self, self.stream)
             if self.stream is None:
                 _status(cuda.cuMemFree(ptr), "cuMemFree")
             else:
