@@ -19,6 +19,19 @@ from .parameters import Parameter
 POP, REJECT, FAULT = 0, 1, 2
 
 
+_loaded = []  # .ordering once a device tensor is met: it loads cubind (and the driver), host-only graphs never do
+
+
+def _ordering():
+    # A cached module, not a function-level "from .ordering import": that
+    # runs importlib's Python-level fromlist handling on every message.
+    if not _loaded:
+        from . import ordering
+
+        _loaded.append(ordering)
+    return _loaded[0]
+
+
 class QueueFullError(GraphError):
     """A message reached a full queue whose policy is 2 (fault)."""
 
@@ -75,9 +88,7 @@ class Receiver(_Queue):
         with self._lock:
             message = self._main.popleft() if self._main else None
         if message is not None and message.ready_event is not None:
-            from .ordering import await_ready
-
-            message = await_ready(message, self.entity.device)
+            message = _ordering().await_ready(message, self.entity.device)
         return message
 
     def sync(self):
@@ -116,9 +127,7 @@ class Transmitter(_Queue):
         if stamp is not None and getattr(stamp, "pubtime", 0) is None:
             stamp.pubtime = self.entity.graph.clock.timestamp()
         if message.has_device_tensors():
-            from .ordering import record_ready
-
-            record_ready(message)
+            _ordering().record_ready(message)
         with self._lock:
             self._push(message)
 
