@@ -5,7 +5,9 @@ comes here for everything else: numpy scalars and ctypes values (their own
 bytes, which must be the parameter's size), device arrays of any library
 (their device pointer), structs by value, and the errors. Each array type's
 way to its pointer is found once and kept in :data:`POINTER_GETTERS`, which
-the launch path reads first.
+the launch path reads first: for the getters named here (``PTR``, ``DATA_PTR``,
+``torch_pointer``, ``cai_pointer``) it reads the pointer as they do, in C,
+and calls only the others.
 """
 
 import ctypes
@@ -21,7 +23,8 @@ __all__ = ["convert", "POINTER_GETTERS", "count_error", "describe", "PTR", "DATA
 # type -> callable giving a device address; filled as types are first seen.
 POINTER_GETTERS: dict = {}
 
-# One object per way, never made anew: a type's entry names its way by identity.
+# One object per way, never made anew: the launch path tells them apart by
+# identity (a type's entry is then its way to the pointer, no call needed).
 PTR = operator.attrgetter("ptr")  # cubind.Array, PyCUDA, cupy.cuda.MemoryPointer
 DATA_PTR = operator.attrgetter("data.ptr")  # cupy.ndarray
 
@@ -91,7 +94,8 @@ def torch_pointer(tensor):
 
 def cai_pointer(value):
     """The pointer of ``__cuda_array_interface__``: its "data" tuple's first
-    item; anything else is a TypeError saying what is wrong."""
+    item. The launch path reads an exact dict and tuple in C and comes here
+    for anything else, or to say what is wrong."""
     interface = value.__cuda_array_interface__
     try:
         return interface["data"][0]

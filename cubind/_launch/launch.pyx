@@ -7,7 +7,8 @@ kinds); a launch packs its arguments into a buffer on the C stack and calls
 GIL released, as the 1:1 function does. Python floats and ints to float and
 integer parameters are packed here; every other value goes through
 cubind/_launch/args.py (numpy scalars, ctypes values, device arrays, structs), and
-device arrays of a type seen before take its cached pointer getter.
+device arrays of a type seen before are read the way its cached pointer getter
+reads them: in C for CuPy's, PyTorch's and ``__cuda_array_interface__``'s.
 """
 
 from libc.float cimport FLT_MAX
@@ -15,14 +16,16 @@ from libc.math cimport fabs, isfinite
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
+from cpython.dict cimport PyDict_GetItemWithError
 from cpython.float cimport PyFloat_AS_DOUBLE
-from cpython.object cimport PyObject_TypeCheck, PyTypeObject
-from cpython.tuple cimport PyTuple_GET_ITEM
+from cpython.object cimport PyObject, PyObject_TypeCheck, PyTypeObject
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 
 cimport cuda.cdriver as cdrv
 from _cubind.convert cimport SIGN_EITHER, SIGN_SIGNED, store_int
 
 from cubind._launch import params as _params
+from cubind._launch import args as _args
 from cubind._launch.args import POINTER_GETTERS, convert, count_error, describe
 from cubind._core.errors import CUDAError
 from cubind._core.handles import stream_handle
@@ -63,6 +66,49 @@ class SlotAddressed:
 # isinstance() would also look up __class__ on every other object (about
 # 100 ns per __cuda_array_interface__ argument).
 cdef PyTypeObject* _SlotAddressed = <PyTypeObject*>SlotAddressed
+
+# args.py's pointer getters, told apart by identity: a type's entry says
+# which way its objects' pointer is read, and the read is done here.
+cdef dict _pointer_getters = POINTER_GETTERS
+cdef object _PTR = _args.PTR
+cdef object _DATA_PTR = _args.DATA_PTR
+cdef object _TORCH_POINTER = _args.torch_pointer
+cdef object _CAI_POINTER = _args.cai_pointer
+
+
+cdef object _device_address(object getter, object value):
+    """``value``'s device address, read as ``getter`` (its type's entry in
+    POINTER_GETTERS) reads it, anew each call: a foreign array's pointer may
+    change. None where the read fails or gives anything but an int (a CPU
+    tensor, an odd interface): the slow path reads it again and says why."""
+    try:
+        if getter is _DATA_PTR:
+            address = value.data.ptr
+        elif getter is _TORCH_POINTER:
+            if not value.is_cuda:
+                return None
+            address = value.data_ptr()
+        elif getter is _CAI_POINTER:
+            address = _interface_pointer(value.__cuda_array_interface__)
+        elif getter is _PTR:
+            address = value.ptr
+        else:
+            address = getter(value)
+    except Exception:
+        return None
+    return address if type(address) is int else None
+
+
+cdef object _interface_pointer(object interface):
+    """The first item of an interface dict's "data" tuple; None where the dict
+    or the tuple is not exactly one (args.cai_pointer reads those)."""
+    cdef PyObject* data
+    if type(interface) is not dict:
+        return None
+    data = PyDict_GetItemWithError(interface, "data")
+    if data == NULL or type(<object>data) is not tuple or PyTuple_GET_SIZE(<object>data) < 1:
+        return None
+    return <object>PyTuple_GET_ITEM(<object>data, 0)
 
 
 cdef class Plan:
@@ -113,7 +159,8 @@ cdef class Plan:
         cdef int kind, size
         cdef char* p
         cdef double d
-        cdef object value, getter, address
+        cdef object value, address
+        cdef PyObject* getter
         if len(args) - start != self.n:
             raise count_error(self.name, self.params, len(args) - start)
         for i in range(self.n):
@@ -142,13 +189,10 @@ cdef class Plan:
                     self.pack_int(i, address + value._offset, p)
                     continue
             elif size == 8 and (kind == K_INT or kind == K_ANY):
-                getter = POINTER_GETTERS.get(type(value))
-                if getter is not None:
-                    try:
-                        address = int(getter(value))
-                    except Exception:
-                        address = None  # the slow path says why, naming the parameter
-                    if address is not None:
+                getter = PyDict_GetItemWithError(_pointer_getters, type(value))
+                if getter != NULL:
+                    address = _device_address(<object>getter, value)
+                    if address is not None:  # None: the slow path says why, naming the parameter
                         self.pack_int(i, address, p)
                         continue
             self.pack_slow(i, value, p)
