@@ -75,40 +75,105 @@ cdef object _DATA_PTR = _args.DATA_PTR
 cdef object _TORCH_POINTER = _args.torch_pointer
 cdef object _CAI_POINTER = _args.cai_pointer
 
+# The attribute names, made once (interned: the type's attribute cache hits).
+cdef object _S_DATA = "data"
+cdef object _S_PTR = "ptr"
+cdef object _S_IS_CUDA = "is_cuda"
+cdef object _S_DATA_PTR = "data_ptr"
+cdef object _S_INTERFACE = "__cuda_array_interface__"
 
-cdef object _device_address(object getter, object value):
+# The C API's raw forms: a new reference (or a borrowed one, for the dict)
+# or NULL with the error set, which the packer clears for the slow path to
+# raise again, naming the parameter. A try/except around Cython's reads cost
+# about 45 instructions an array (the thread state fetched, the handled
+# exception saved and restored).
+cdef extern from *:
+    """
+    /* PyObject_GetAttr without its call: ~20 instructions a read. */
+    static inline PyObject *cubind_get_attr(PyObject *o, PyObject *name) {
+        getattrofunc get = Py_TYPE(o)->tp_getattro;
+        return get != NULL ? get(o, name) : PyObject_GetAttr(o, name);
+    }
+    """
+    PyObject* _get_attr "cubind_get_attr"(PyObject* o, PyObject* name) noexcept
+cdef extern from "Python.h":
+    PyObject* _call_method "PyObject_CallMethodNoArgs"(PyObject* o, PyObject* name) noexcept
+    PyObject* _call "PyObject_CallOneArg"(PyObject* f, PyObject* arg) noexcept
+    PyObject* _dict_item "PyDict_GetItemWithError"(PyObject* d, PyObject* key) noexcept
+    int _truth "PyObject_IsTrue"(PyObject* o) noexcept
+    void _incref "Py_INCREF"(PyObject* o) noexcept
+    void _decref "Py_DECREF"(PyObject* o) noexcept
+    PyObject* _error_occurred "PyErr_Occurred"() noexcept
+    int _error_matches "PyErr_ExceptionMatches"(PyObject* exc) noexcept
+    void _error_clear "PyErr_Clear"() noexcept
+    PyObject* _Exception "PyExc_Exception"
+
+
+cdef PyObject* _read_address(object getter, PyObject* value) noexcept:
     """``value``'s device address, read as ``getter`` (its type's entry in
     POINTER_GETTERS) reads it, anew each call: a foreign array's pointer may
-    change. None where the read fails or gives anything but an int (a CPU
-    tensor, an odd interface): the slow path reads it again and says why."""
-    try:
-        if getter is _DATA_PTR:
-            address = value.data.ptr
-        elif getter is _TORCH_POINTER:
-            if not value.is_cuda:
-                return None
-            address = value.data_ptr()
-        elif getter is _CAI_POINTER:
-            address = _interface_pointer(value.__cuda_array_interface__)
-        elif getter is _PTR:
-            address = value.ptr
-        else:
-            address = getter(value)
-    except Exception:
-        return None
-    return address if type(address) is int else None
+    change. A new reference, None for a CPU tensor and an interface of
+    another shape (the slow path reads them), or NULL with the read's error set."""
+    cdef PyObject* inner
+    cdef PyObject* address
+    cdef int on_device
+    if getter is _DATA_PTR:
+        inner = _get_attr(value, <PyObject*>_S_DATA)
+        if inner == NULL:
+            return NULL
+        address = _get_attr(inner, <PyObject*>_S_PTR)
+        _decref(inner)
+        return address
+    if getter is _TORCH_POINTER:
+        inner = _get_attr(value, <PyObject*>_S_IS_CUDA)
+        if inner == NULL:
+            return NULL
+        on_device = _truth(inner)
+        _decref(inner)
+        if on_device == 1:
+            return _call_method(value, <PyObject*>_S_DATA_PTR)
+        return NULL if on_device < 0 else _new_none()
+    if getter is _CAI_POINTER:
+        inner = _get_attr(value, <PyObject*>_S_INTERFACE)
+        if inner == NULL:
+            return NULL
+        address = _interface_pointer(inner)
+        _decref(inner)
+        return address
+    if getter is _PTR:
+        return _get_attr(value, <PyObject*>_S_PTR)
+    return _call(<PyObject*>getter, value)
 
 
-cdef object _interface_pointer(object interface):
-    """The first item of an interface dict's "data" tuple; None where the dict
-    or the tuple is not exactly one (args.cai_pointer reads those)."""
+cdef inline PyObject* _new_none() noexcept:
+    _incref(<PyObject*>None)
+    return <PyObject*>None
+
+
+cdef PyObject* _interface_pointer(PyObject* interface) noexcept:
+    """The first item of an interface dict's "data" tuple (a new reference);
+    None where the dict or the tuple is not exactly one (args.cai_pointer
+    reads those, or says what is missing); NULL with the error set."""
     cdef PyObject* data
-    if type(interface) is not dict:
-        return None
-    data = PyDict_GetItemWithError(interface, "data")
-    if data == NULL or type(<object>data) is not tuple or PyTuple_GET_SIZE(<object>data) < 1:
-        return None
-    return <object>PyTuple_GET_ITEM(<object>data, 0)
+    if type(<object>interface) is not dict:
+        return _new_none()
+    data = _dict_item(interface, <PyObject*>_S_DATA)
+    if data == NULL:
+        return NULL if _error_occurred() != NULL else _new_none()
+    if type(<object>data) is not tuple or PyTuple_GET_SIZE(<object>data) < 1:
+        return _new_none()
+    data = PyTuple_GET_ITEM(<object>data, 0)
+    _incref(data)
+    return data
+
+
+cdef int _forget_read_error() except -1:
+    """Clears a failed read's error for the slow path to raise it again,
+    naming the parameter; one that is no Exception (KeyboardInterrupt) stays."""
+    if not _error_matches(_Exception):
+        return -1
+    _error_clear()
+    return 0
 
 
 cdef class Plan:
@@ -159,8 +224,9 @@ cdef class Plan:
         cdef int kind, size
         cdef char* p
         cdef double d
-        cdef object value, address
-        cdef PyObject* getter
+        cdef object value, address, getter
+        cdef PyObject* found
+        cdef PyObject* raw
         if len(args) - start != self.n:
             raise count_error(self.name, self.params, len(args) - start)
         for i in range(self.n):
@@ -189,12 +255,18 @@ cdef class Plan:
                     self.pack_int(i, address + value._offset, p)
                     continue
             elif size == 8 and (kind == K_INT or kind == K_ANY):
-                getter = PyDict_GetItemWithError(_pointer_getters, type(value))
-                if getter != NULL:
-                    address = _device_address(<object>getter, value)
-                    if address is not None:  # None: the slow path says why, naming the parameter
-                        self.pack_int(i, address, p)
-                        continue
+                found = PyDict_GetItemWithError(_pointer_getters, type(value))
+                if found != NULL:
+                    getter = <object>found  # held: the read may run code that empties the dict
+                    raw = _read_address(getter, <PyObject*>value)
+                    if raw == NULL:
+                        _forget_read_error()
+                    else:
+                        address = <object>raw
+                        _decref(raw)
+                        if type(address) is int:  # else the slow path converts it or says why
+                            self.pack_int(i, address, p)
+                            continue
             self.pack_slow(i, value, p)
         return 0
 

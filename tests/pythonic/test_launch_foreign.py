@@ -145,6 +145,31 @@ def test_a_pointer_that_changes_is_read_anew_each_call():
             assert p.pack_bytes(value, 0)[0] == struct.pack("<Q", 0x1000 * step + offset)
 
 
+def test_packing_keeps_no_reference():
+    # The C path counts references by hand: a read, a refusal and a slow
+    # path leave every object as they found it.
+    pointer = 2**40 + 1  # an int made here, not a shared small one
+    values = [CupyLike(pointer), TorchLike(pointer), Interface(pointer), TorchLike(pointer, is_cuda=False),
+              Interface(pointer)]
+    values[4].interface = {"shape": (4,)}
+    p = plan()
+
+    def pack_all():
+        for index in range(len(values)):
+            try:
+                p.pack_bytes(values[index], 0)
+            except TypeError:
+                pass
+
+    pack_all()  # each type learned
+    watched = [pointer, *values, values[0].data, values[2].interface, values[2].interface["data"],
+               values[4].interface, args.DATA_PTR, args.torch_pointer, args.cai_pointer]
+    before = [sys.getrefcount(o) for o in watched]
+    for _ in range(100):
+        pack_all()
+    assert [sys.getrefcount(o) for o in watched] == before
+
+
 # -- refusals: never a wrong address ---------------------------------------------------
 
 
