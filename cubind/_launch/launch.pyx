@@ -14,11 +14,11 @@ reads them: in C for CuPy's, PyTorch's and ``__cuda_array_interface__``'s.
 from libc.float cimport FLT_MAX
 from libc.math cimport fabs, isfinite
 from libc.stdint cimport uintptr_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 from cpython.dict cimport PyDict_GetItemWithError
 from cpython.float cimport PyFloat_AS_DOUBLE
-from cpython.object cimport PyObject, PyObject_TypeCheck, PyTypeObject
+from cpython.object cimport Py_TYPE, PyObject, PyObject_TypeCheck, PyTypeObject
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 
 cimport cuda.cdriver as cdrv
@@ -103,6 +103,7 @@ cdef extern from "Python.h":
     int _truth "PyObject_IsTrue"(PyObject* o) noexcept
     void _incref "Py_INCREF"(PyObject* o) noexcept
     void _decref "Py_DECREF"(PyObject* o) noexcept
+    void _xdecref "Py_XDECREF"(PyObject* o) noexcept
     PyObject* _error_occurred "PyErr_Occurred"() noexcept
     int _error_matches "PyErr_ExceptionMatches"(PyObject* exc) noexcept
     void _error_clear "PyErr_Clear"() noexcept
@@ -189,6 +190,13 @@ cdef class Plan:
     cdef int* sizes
     cdef int* signs
     cdef Py_ssize_t* offsets
+    # Per parameter, the device-array type last met there and its getter
+    # (POINTER_GETTERS' entry, which args.py never changes once made), both
+    # held, or NULL: a launch passing the same types again skips the dict's
+    # lookup (~75 instructions an array). Types only, never an array: its
+    # pointer is read anew each time.
+    cdef PyObject** seen_types
+    cdef PyObject** seen_getters
 
     def __cinit__(self, name, params):
         cdef Py_ssize_t i, offset = 0, align
@@ -200,7 +208,9 @@ cdef class Plan:
         self.sizes = <int*>malloc(count * sizeof(int))
         self.signs = <int*>malloc(count * sizeof(int))
         self.offsets = <Py_ssize_t*>malloc(count * sizeof(Py_ssize_t))
-        if not (self.kinds and self.sizes and self.signs and self.offsets):
+        self.seen_types = <PyObject**>calloc(count, sizeof(PyObject*))
+        self.seen_getters = <PyObject**>calloc(count, sizeof(PyObject*))
+        if not (self.kinds and self.sizes and self.signs and self.offsets and self.seen_types and self.seen_getters):
             raise MemoryError()
         for i, param in enumerate(self.params):
             self.kinds[i] = param.kind
@@ -213,10 +223,37 @@ cdef class Plan:
         self.total = offset
 
     def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.seen_types and self.seen_getters:
+            for i in range(self.n):
+                _xdecref(self.seen_types[i])
+                _xdecref(self.seen_getters[i])
         free(self.kinds)
         free(self.sizes)
         free(self.signs)
         free(self.offsets)
+        free(self.seen_types)
+        free(self.seen_getters)
+
+    cdef object pointer_getter(self, Py_ssize_t i, object value):
+        """The pointer getter of ``value``'s type (None: not known yet), kept
+        for parameter ``i`` where it is not the type last met there."""
+        cdef PyObject* t = <PyObject*>Py_TYPE(value)
+        cdef PyObject* found
+        cdef PyObject* old_type = self.seen_types[i]
+        cdef PyObject* old_getter = self.seen_getters[i]
+        if t == old_type:
+            return <object>old_getter
+        found = PyDict_GetItemWithError(_pointer_getters, <object>t)
+        if found == NULL:
+            return None
+        _incref(t)
+        _incref(found)
+        self.seen_types[i] = t
+        self.seen_getters[i] = found
+        _xdecref(old_type)  # POINTER_GETTERS holds both: no finalizer runs here
+        _xdecref(old_getter)
+        return <object>found
 
     cdef int pack(self, tuple args, Py_ssize_t start, char* buf, void** ptrs) except -1:
         """Packs ``args[start:]``."""
@@ -224,9 +261,7 @@ cdef class Plan:
         cdef int kind, size
         cdef char* p
         cdef double d
-        cdef object value, address, getter
-        cdef PyObject* found
-        cdef PyObject* raw
+        cdef object value, address
         if len(args) - start != self.n:
             raise count_error(self.name, self.params, len(args) - start)
         for i in range(self.n):
@@ -255,20 +290,29 @@ cdef class Plan:
                     self.pack_int(i, address + value._offset, p)
                     continue
             elif size == 8 and (kind == K_INT or kind == K_ANY):
-                found = PyDict_GetItemWithError(_pointer_getters, type(value))
-                if found != NULL:
-                    getter = <object>found  # held: the read may run code that empties the dict
-                    raw = _read_address(getter, <PyObject*>value)
-                    if raw == NULL:
-                        _forget_read_error()
-                    else:
-                        address = <object>raw
-                        _decref(raw)
-                        if type(address) is int:  # else the slow path converts it or says why
-                            self.pack_int(i, address, p)
-                            continue
+                if self.pack_pointer(i, value, p):
+                    continue
             self.pack_slow(i, value, p)
         return 0
+
+    cdef int pack_pointer(self, Py_ssize_t i, object value, char* p) except -1:
+        """Packs the device address of ``value``, an array of a type seen
+        before (1), or leaves it to the slow path (0): a type not seen yet,
+        a failed read, anything but an int."""
+        cdef object address
+        cdef PyObject* raw
+        cdef object getter = self.pointer_getter(i, value)  # held: the read may run code that forgets it
+        if getter is None:
+            return 0
+        raw = _read_address(getter, <PyObject*>value)
+        if raw == NULL:
+            return _forget_read_error()
+        address = <object>raw
+        _decref(raw)
+        if type(address) is not int:  # the slow path converts it or says why
+            return 0
+        self.pack_int(i, address, p)
+        return 1
 
     cdef int pack_int(self, Py_ssize_t i, object value, char* p) except -1:
         # The 1:1 layer's writer (_cubind.convert.store_int). Unsigned

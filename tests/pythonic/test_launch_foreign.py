@@ -145,6 +145,45 @@ def test_a_pointer_that_changes_is_read_anew_each_call():
             assert p.pack_bytes(value, 0)[0] == struct.pack("<Q", 0x1000 * step + offset)
 
 
+def test_one_parameter_takes_each_library_in_turn():
+    # The plan keeps the type last met per parameter: another one there is
+    # read its own way. Each stand-in would give 0xBAD read the other's way.
+    class Cupy(CupyLike):
+        __module__ = "cupy._core.core"
+        is_cuda = True
+
+        def data_ptr(self):
+            return 0xBAD
+
+    class Torch(TorchLike):
+        __module__ = "torch"
+
+        def __init__(self, ptr):
+            super().__init__(ptr)
+            self.data = MemoryPointer(0xBAD)
+
+    p = plan()
+    values = [learned(Cupy(0x100)), learned(Torch(0x200)), learned(Interface(0x300)), 0x400]
+    for _ in range(3):
+        for value, pointer in zip(values, (0x100, 0x200, 0x300, 0x400)):
+            assert p.pack_bytes(value, value) == [struct.pack("<Q", pointer)] * 2
+
+
+def test_a_plan_keeps_the_types_it_met_only_while_it_lives():
+    class Fresh(Interface):
+        pass
+
+    p = plan()
+    p.pack_bytes(Fresh(0x10), 0)  # learned by the slow path: POINTER_GETTERS holds the type
+    alone = sys.getrefcount(Fresh)
+    p.pack_bytes(Fresh(0x10), 0)
+    assert sys.getrefcount(Fresh) == alone + 1  # the first parameter's
+    p.pack_bytes(Fresh(0x10), Fresh(0x20))
+    assert sys.getrefcount(Fresh) == alone + 2  # and the second's
+    del p
+    assert sys.getrefcount(Fresh) == alone  # gone with the plan
+
+
 def test_packing_keeps_no_reference():
     # The C path counts references by hand: a read, a refusal and a slow
     # path leave every object as they found it.
