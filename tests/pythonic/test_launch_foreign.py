@@ -297,6 +297,30 @@ def test_a_freed_array_is_refused():
             packed(0, value)
 
 
+def test_an_interrupt_while_reading_is_not_swallowed():
+    # A failed read goes to the slow path only for an Exception: a
+    # KeyboardInterrupt raised in the library's property stops the launch.
+    class Interrupted(Interface):
+        interrupt = False
+
+        @property
+        def __cuda_array_interface__(self):
+            if self.interrupt:
+                raise KeyboardInterrupt
+            return self.interface
+
+    value = learned(Interrupted(0x300))
+    value.interrupt = True
+    calls = []
+    sys.setprofile(lambda frame, event, arg: calls.append(frame.f_code.co_name) if event == "call" else None)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            plan().pack_bytes(0, value)
+    finally:
+        sys.setprofile(None)
+    assert "convert" not in calls
+
+
 def test_an_int_subclass_pointer_is_its_value():
     class Address(int):
         pass
