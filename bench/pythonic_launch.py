@@ -12,9 +12,16 @@ stream, a block of 32 threads over 32 elements, in these forms:
   ``stream=``: what the keyword costs (CPython builds a dict for it);
 - ``kernel(... arrays)``: the same with objects exposing
   ``__cuda_array_interface__`` for the pointers (the array-library case);
+  ``... no keywords``: on the default stream, as the cubind.Array row;
 - ``kernel(... cubind.Array)``: no keywords, the pointers from cubind arrays;
 - ``kernel(... CuPy arrays)``, ``kernel(... torch tensors)``: as ``kernel(...
-  arrays)`` with those libraries' arrays, where they import and have a GPU;
+  arrays)`` with those libraries' arrays, where they import and have a GPU,
+  with ``stream=`` and (``... no keywords``) without: the latter compare
+  with the cubind.Array row, the keyword's dict not counted;
+- with the fake driver instead, ``kernel(... CuPy-shaped)`` and
+  ``kernel(... torch-shaped)``, no keywords: stand-ins read the way the
+  launch path reads those libraries' arrays (``.data.ptr``; ``is_cuda`` and
+  ``data_ptr()``), C-level attributes as theirs are;
 - ``3 x __cuda_array_interface__ alone``: the stand-in's property read three
   times and nothing else: what the protocol itself costs, the part of
   ``kernel(... arrays)`` no consumer can avoid;
@@ -82,17 +89,58 @@ class DeviceBuffer:
         return {"shape": (N,), "typestr": "<f4", "data": (self._ptr, False), "version": 3}
 
 
-def _foreign_forms(kernel, stream):
+class _MemoryPointer:
+    __slots__ = ("ptr",)
+
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+
+class CupyShaped:
+    """cupy.ndarray as the launch path knows it: its module's name, ``.data.ptr``."""
+
+    __module__ = "cupy._core.core"
+    __slots__ = ("data",)
+
+    def __init__(self, ptr):
+        self.data = _MemoryPointer(int(ptr))
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": (N,), "typestr": "<f4", "data": (self.data.ptr, False), "version": 3}
+
+
+class TorchShaped:
+    """torch.Tensor as the launch path knows it: its module's name, ``is_cuda``
+    and ``data_ptr()`` (C in PyTorch: a slot and a bound C method here), ``__dlpack__``."""
+
+    __module__ = "torch"
+    __slots__ = ("is_cuda", "data_ptr")
+
+    def __init__(self, ptr):
+        self.is_cuda = True
+        self.data_ptr = int(ptr).__index__
+
+    def __dlpack__(self, stream=None):
+        raise NotImplementedError
+
+
+def _foreign_forms(kernel, stream, pointers):
     """The launch with CuPy's and PyTorch's own device arrays, where they
-    import and see a GPU (not with the fake driver: they load the real one)."""
+    import and see a GPU; with the fake driver (they would load the real
+    one), with stand-ins of their shape."""
     forms = {}
     if os.environ.get("CUBIND_CUDA_LIBRARY"):
+        cs, ts = [CupyShaped(p) for p in pointers], [TorchShaped(p) for p in pointers]
+        forms["kernel(... CuPy-shaped)"] = lambda: kernel(1, N, 2.0, *cs, N)
+        forms["kernel(... torch-shaped)"] = lambda: kernel(1, N, 2.0, *ts, N)
         return forms
     try:
         import cupy
 
         xs = [cupy.zeros(N, cupy.float32) for _ in range(3)]
         forms["kernel(... CuPy arrays)"] = lambda: kernel(1, N, 2.0, *xs, N, stream=stream)
+        forms["kernel(... CuPy arrays) no keywords"] = lambda: kernel(1, N, 2.0, *xs, N)
     except Exception as exc:  # not installed, or no GPU for it
         print(f"pythonic_launch: no CuPy row: {exc}", file=sys.stderr)
     try:
@@ -101,6 +149,7 @@ def _foreign_forms(kernel, stream):
         if torch.cuda.is_available():
             ts = [torch.zeros(N, dtype=torch.float32, device="cuda") for _ in range(3)]
             forms["kernel(... torch tensors)"] = lambda: kernel(1, N, 2.0, *ts, N, stream=stream)
+            forms["kernel(... torch tensors) no keywords"] = lambda: kernel(1, N, 2.0, *ts, N)
     except Exception as exc:
         print(f"pythonic_launch: no PyTorch row: {exc}", file=sys.stderr)
     return forms
@@ -157,13 +206,14 @@ def main():
         "kernel(...)": lambda: kernel(1, N, 2.0, x, y, out, N, stream=stream),
         "kernel(...) no keywords": lambda: kernel(1, N, 2.0, x, y, out, N),
         "kernel(... arrays)": lambda: kernel(1, N, 2.0, *arrays, N, stream=stream),
+        "kernel(... arrays) no keywords": lambda: kernel(1, N, 2.0, *arrays, N),
         "kernel(... cubind.Array)": lambda: kernel(1, N, 2.0, *device_arrays, N),
         "launch(stream, config, ...)": lambda: cubind.launch(stream, config, kernel, 2.0, x, y, out, N),
         "1:1 (values, types)": lambda: launch_1to1(func, 1, 1, 1, N, 1, 1, 0, raw_stream, (values, types), None),
         "1:1 pre-packed": lambda: launch_1to1(func, 1, 1, 1, N, 1, 1, 0, raw_stream, packed_addr, None),
         "3 x __cuda_array_interface__ alone": read_interfaces,
     }
-    forms.update(_foreign_forms(kernel, stream))
+    forms.update(_foreign_forms(kernel, stream, free))
     for fn in forms.values():  # each form once, checked: a failure here is a bug, not a number
         result = fn()
         assert result is None or result[0] == 0, result

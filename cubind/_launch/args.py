@@ -5,7 +5,9 @@ comes here for everything else: numpy scalars and ctypes values (their own
 bytes, which must be the parameter's size), device arrays of any library
 (their device pointer), structs by value, and the errors. Each array type's
 way to its pointer is found once and kept in :data:`POINTER_GETTERS`, which
-the launch path reads first.
+the launch path reads first: for the getters named here (``PTR``, ``DATA_PTR``,
+``torch_pointer``, ``cai_pointer``) it reads the pointer as they do, in C,
+and calls only the others.
 """
 
 import ctypes
@@ -15,10 +17,16 @@ import struct
 
 from cubind._launch.params import ANY, BYTES, F32, F64, INT
 
-__all__ = ["convert", "POINTER_GETTERS", "count_error", "describe"]
+__all__ = ["convert", "POINTER_GETTERS", "count_error", "describe", "PTR", "DATA_PTR", "torch_pointer",
+           "cai_pointer"]
 
 # type -> callable giving a device address; filled as types are first seen.
 POINTER_GETTERS: dict = {}
+
+# One object per way, never made anew: the launch path tells them apart by
+# identity (a type's entry is then its way to the pointer, no call needed).
+PTR = operator.attrgetter("ptr")  # cubind.Array, PyCUDA, cupy.cuda.MemoryPointer
+DATA_PTR = operator.attrgetter("data.ptr")  # cupy.ndarray
 
 _CTYPES_VALUES = (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)
 _F32_MAX = 3.4028234663852886e38
@@ -62,20 +70,20 @@ def _pointer_getter(value):
     if cai or hasattr(t, "__dlpack__"):
         ptr = getattr(value, "ptr", None)
         if ptr is not None and not callable(ptr) and hasattr(ptr, "__index__"):
-            return operator.attrgetter("ptr")  # cubind.Array, PyCUDA
+            return PTR  # cubind.Array, PyCUDA
         data_ptr = getattr(getattr(value, "data", None), "ptr", None)
         if data_ptr is not None and t.__module__.startswith("cupy"):
-            return operator.attrgetter("data.ptr")
+            return DATA_PTR
         if t.__module__.startswith("torch") and callable(getattr(value, "data_ptr", None)):
-            return _torch_pointer
+            return torch_pointer
         if cai:
-            return _cai_pointer
+            return cai_pointer
     if t.__module__.startswith("cupy") and hasattr(t, "ptr"):  # cupy.cuda.MemoryPointer
-        return operator.attrgetter("ptr")
+        return PTR
     return None
 
 
-def _torch_pointer(tensor):
+def torch_pointer(tensor):
     """A PyTorch tensor's device address: ``data_ptr()`` costs a tenth of
     its ``__cuda_array_interface__``, which builds a dict in Python; a CPU
     tensor is refused as that property refuses it."""
@@ -84,11 +92,15 @@ def _torch_pointer(tensor):
     return tensor.data_ptr()
 
 
-def _cai_pointer(value):
-    # Python, not C: 3.12 runs the property inline here, where a read from C
-    # enters the interpreter anew (measured the same, ~200 ns an array above
-    # the property's own dict).
-    return value.__cuda_array_interface__["data"][0]
+def cai_pointer(value):
+    """The pointer of ``__cuda_array_interface__``: its "data" tuple's first
+    item. The launch path reads an exact dict and tuple in C and comes here
+    for anything else, or to say what is wrong."""
+    interface = value.__cuda_array_interface__
+    try:
+        return interface["data"][0]
+    except (LookupError, TypeError):  # a KeyError or IndexError would not name the parameter
+        raise TypeError('its __cuda_array_interface__ has no "data": (pointer, read-only) tuple') from None
 
 
 def _int_bytes(kernel, param, number, size, signed):

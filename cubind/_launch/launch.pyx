@@ -7,22 +7,25 @@ kinds); a launch packs its arguments into a buffer on the C stack and calls
 GIL released, as the 1:1 function does. Python floats and ints to float and
 integer parameters are packed here; every other value goes through
 cubind/_launch/args.py (numpy scalars, ctypes values, device arrays, structs), and
-device arrays of a type seen before take its cached pointer getter.
+device arrays of a type seen before are read the way its cached pointer getter
+reads them: in C for CuPy's, PyTorch's and ``__cuda_array_interface__``'s.
 """
 
 from libc.float cimport FLT_MAX
 from libc.math cimport fabs, isfinite
 from libc.stdint cimport uintptr_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
+from cpython.dict cimport PyDict_GetItemWithError
 from cpython.float cimport PyFloat_AS_DOUBLE
-from cpython.object cimport PyObject_TypeCheck, PyTypeObject
-from cpython.tuple cimport PyTuple_GET_ITEM
+from cpython.object cimport Py_TYPE, PyObject, PyObject_TypeCheck, PyTypeObject
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 
 cimport cuda.cdriver as cdrv
 from _cubind.convert cimport SIGN_EITHER, SIGN_SIGNED, store_int
 
 from cubind._launch import params as _params
+from cubind._launch import args as _args
 from cubind._launch.args import POINTER_GETTERS, convert, count_error, describe
 from cubind._core.errors import CUDAError
 from cubind._core.handles import stream_handle
@@ -64,6 +67,115 @@ class SlotAddressed:
 # 100 ns per __cuda_array_interface__ argument).
 cdef PyTypeObject* _SlotAddressed = <PyTypeObject*>SlotAddressed
 
+# args.py's pointer getters, told apart by identity: a type's entry says
+# which way its objects' pointer is read, and the read is done here.
+cdef dict _pointer_getters = POINTER_GETTERS
+cdef object _PTR = _args.PTR
+cdef object _DATA_PTR = _args.DATA_PTR
+cdef object _TORCH_POINTER = _args.torch_pointer
+cdef object _CAI_POINTER = _args.cai_pointer
+
+# The attribute names, made once (interned: the type's attribute cache hits).
+cdef object _S_DATA = "data"
+cdef object _S_PTR = "ptr"
+cdef object _S_IS_CUDA = "is_cuda"
+cdef object _S_DATA_PTR = "data_ptr"
+cdef object _S_INTERFACE = "__cuda_array_interface__"
+
+# The C API's raw forms: a new reference (or a borrowed one, for the dict)
+# or NULL with the error set, which the packer clears for the slow path to
+# raise again, naming the parameter. A try/except around Cython's reads cost
+# about 45 instructions an array (the thread state fetched, the handled
+# exception saved and restored).
+cdef extern from *:
+    """
+    /* PyObject_GetAttr without its call: ~20 instructions a read. */
+    static inline PyObject *cubind_get_attr(PyObject *o, PyObject *name) {
+        getattrofunc get = Py_TYPE(o)->tp_getattro;
+        return get != NULL ? get(o, name) : PyObject_GetAttr(o, name);
+    }
+    """
+    PyObject* _get_attr "cubind_get_attr"(PyObject* o, PyObject* name) noexcept
+cdef extern from "Python.h":
+    PyObject* _call_method "PyObject_CallMethodNoArgs"(PyObject* o, PyObject* name) noexcept
+    PyObject* _call "PyObject_CallOneArg"(PyObject* f, PyObject* arg) noexcept
+    PyObject* _dict_item "PyDict_GetItemWithError"(PyObject* d, PyObject* key) noexcept
+    int _truth "PyObject_IsTrue"(PyObject* o) noexcept
+    void _incref "Py_INCREF"(PyObject* o) noexcept
+    void _decref "Py_DECREF"(PyObject* o) noexcept
+    void _xdecref "Py_XDECREF"(PyObject* o) noexcept
+    PyObject* _error_occurred "PyErr_Occurred"() noexcept
+    int _error_matches "PyErr_ExceptionMatches"(PyObject* exc) noexcept
+    void _error_clear "PyErr_Clear"() noexcept
+    PyObject* _Exception "PyExc_Exception"
+
+
+cdef PyObject* _read_address(object getter, PyObject* value) noexcept:
+    """``value``'s device address, read as ``getter`` (its type's entry in
+    POINTER_GETTERS) reads it, anew each call: a foreign array's pointer may
+    change. A new reference, None for a CPU tensor and an interface of
+    another shape (the slow path reads them), or NULL with the read's error set."""
+    cdef PyObject* inner
+    cdef PyObject* address
+    cdef int on_device
+    if getter is _DATA_PTR:
+        inner = _get_attr(value, <PyObject*>_S_DATA)
+        if inner == NULL:
+            return NULL
+        address = _get_attr(inner, <PyObject*>_S_PTR)
+        _decref(inner)
+        return address
+    if getter is _TORCH_POINTER:
+        inner = _get_attr(value, <PyObject*>_S_IS_CUDA)
+        if inner == NULL:
+            return NULL
+        on_device = _truth(inner)
+        _decref(inner)
+        if on_device == 1:
+            return _call_method(value, <PyObject*>_S_DATA_PTR)
+        return NULL if on_device < 0 else _new_none()
+    if getter is _CAI_POINTER:
+        inner = _get_attr(value, <PyObject*>_S_INTERFACE)
+        if inner == NULL:
+            return NULL
+        address = _interface_pointer(inner)
+        _decref(inner)
+        return address
+    if getter is _PTR:
+        return _get_attr(value, <PyObject*>_S_PTR)
+    return _call(<PyObject*>getter, value)
+
+
+cdef inline PyObject* _new_none() noexcept:
+    _incref(<PyObject*>None)
+    return <PyObject*>None
+
+
+cdef PyObject* _interface_pointer(PyObject* interface) noexcept:
+    """The first item of an interface dict's "data" tuple (a new reference);
+    None where the dict or the tuple is not exactly one (args.cai_pointer
+    reads those, or says what is missing); NULL with the error set."""
+    cdef PyObject* data
+    if type(<object>interface) is not dict:
+        return _new_none()
+    data = _dict_item(interface, <PyObject*>_S_DATA)
+    if data == NULL:
+        return NULL if _error_occurred() != NULL else _new_none()
+    if type(<object>data) is not tuple or PyTuple_GET_SIZE(<object>data) < 1:
+        return _new_none()
+    data = PyTuple_GET_ITEM(<object>data, 0)
+    _incref(data)
+    return data
+
+
+cdef int _forget_read_error() except -1:
+    """Clears a failed read's error for the slow path to raise it again,
+    naming the parameter; one that is no Exception (KeyboardInterrupt) stays."""
+    if not _error_matches(_Exception):
+        return -1
+    _error_clear()
+    return 0
+
 
 cdef class Plan:
     """How to pack one kernel's arguments: per parameter its kind, size,
@@ -78,6 +190,13 @@ cdef class Plan:
     cdef int* sizes
     cdef int* signs
     cdef Py_ssize_t* offsets
+    # Per parameter, the device-array type last met there and its getter
+    # (POINTER_GETTERS' entry, which args.py never changes once made), both
+    # held, or NULL: a launch passing the same types again skips the dict's
+    # lookup (~75 instructions an array). Types only, never an array: its
+    # pointer is read anew each time.
+    cdef PyObject** seen_types
+    cdef PyObject** seen_getters
 
     def __cinit__(self, name, params):
         cdef Py_ssize_t i, offset = 0, align
@@ -89,7 +208,9 @@ cdef class Plan:
         self.sizes = <int*>malloc(count * sizeof(int))
         self.signs = <int*>malloc(count * sizeof(int))
         self.offsets = <Py_ssize_t*>malloc(count * sizeof(Py_ssize_t))
-        if not (self.kinds and self.sizes and self.signs and self.offsets):
+        self.seen_types = <PyObject**>calloc(count, sizeof(PyObject*))
+        self.seen_getters = <PyObject**>calloc(count, sizeof(PyObject*))
+        if not (self.kinds and self.sizes and self.signs and self.offsets and self.seen_types and self.seen_getters):
             raise MemoryError()
         for i, param in enumerate(self.params):
             self.kinds[i] = param.kind
@@ -102,10 +223,37 @@ cdef class Plan:
         self.total = offset
 
     def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.seen_types and self.seen_getters:
+            for i in range(self.n):
+                _xdecref(self.seen_types[i])
+                _xdecref(self.seen_getters[i])
         free(self.kinds)
         free(self.sizes)
         free(self.signs)
         free(self.offsets)
+        free(self.seen_types)
+        free(self.seen_getters)
+
+    cdef object pointer_getter(self, Py_ssize_t i, object value):
+        """The pointer getter of ``value``'s type (None: not known yet), kept
+        for parameter ``i`` where it is not the type last met there."""
+        cdef PyObject* t = <PyObject*>Py_TYPE(value)
+        cdef PyObject* found
+        cdef PyObject* old_type = self.seen_types[i]
+        cdef PyObject* old_getter = self.seen_getters[i]
+        if t == old_type:
+            return <object>old_getter
+        found = PyDict_GetItemWithError(_pointer_getters, <object>t)
+        if found == NULL:
+            return None
+        _incref(t)
+        _incref(found)
+        self.seen_types[i] = t
+        self.seen_getters[i] = found
+        _xdecref(old_type)  # POINTER_GETTERS holds both: no finalizer runs here
+        _xdecref(old_getter)
+        return <object>found
 
     cdef int pack(self, tuple args, Py_ssize_t start, char* buf, void** ptrs) except -1:
         """Packs ``args[start:]``."""
@@ -113,7 +261,7 @@ cdef class Plan:
         cdef int kind, size
         cdef char* p
         cdef double d
-        cdef object value, getter, address
+        cdef object value, address
         if len(args) - start != self.n:
             raise count_error(self.name, self.params, len(args) - start)
         for i in range(self.n):
@@ -142,17 +290,29 @@ cdef class Plan:
                     self.pack_int(i, address + value._offset, p)
                     continue
             elif size == 8 and (kind == K_INT or kind == K_ANY):
-                getter = POINTER_GETTERS.get(type(value))
-                if getter is not None:
-                    try:
-                        address = int(getter(value))
-                    except Exception:
-                        address = None  # the slow path says why, naming the parameter
-                    if address is not None:
-                        self.pack_int(i, address, p)
-                        continue
+                if self.pack_pointer(i, value, p):
+                    continue
             self.pack_slow(i, value, p)
         return 0
+
+    cdef int pack_pointer(self, Py_ssize_t i, object value, char* p) except -1:
+        """Packs the device address of ``value``, an array of a type seen
+        before (1), or leaves it to the slow path (0): a type not seen yet,
+        a failed read, anything but an int."""
+        cdef object address
+        cdef PyObject* raw
+        cdef object getter = self.pointer_getter(i, value)  # held: the read may run code that forgets it
+        if getter is None:
+            return 0
+        raw = _read_address(getter, <PyObject*>value)
+        if raw == NULL:
+            return _forget_read_error()
+        address = <object>raw
+        _decref(raw)
+        if type(address) is not int:  # the slow path converts it or says why
+            return 0
+        self.pack_int(i, address, p)
+        return 1
 
     cdef int pack_int(self, Py_ssize_t i, object value, char* p) except -1:
         # The 1:1 layer's writer (_cubind.convert.store_int). Unsigned

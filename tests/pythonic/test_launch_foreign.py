@@ -1,0 +1,399 @@
+"""Other libraries' device arrays as kernel arguments: CuPy's, PyTorch's and
+any ``__cuda_array_interface__`` object, by stand-ins of their shape (the
+libraries themselves are tried on a GPU in test_pythonic_core.py).
+
+Each array type's way to its pointer is learned once (args.POINTER_GETTERS);
+the launch path (launch.pyx) then reads the pointer of each object in C,
+anew every call, and leaves anything odd to args.py's slow path, whose
+errors name the parameter. Packed by ``Plan.pack_bytes`` (what a launch
+packs), and once through the fake driver.
+"""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cubind._launch import args
+from cubind._launch.args import POINTER_GETTERS
+from cubind._launch.launch import Plan
+from cubind._launch.params import INT, Param
+from tests._toolkit import pythonpath
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class MemoryPointer:
+    """cupy.cuda.MemoryPointer's shape: ``ptr`` a descriptor of the class."""
+
+    __module__ = "cupy.cuda.memory"
+    __slots__ = ("ptr",)
+
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+
+class CupyLike:
+    """cupy.ndarray's shape: ``.data.ptr`` and ``__cuda_array_interface__``."""
+
+    __module__ = "cupy._core.core"
+
+    def __init__(self, ptr):
+        self.data = MemoryPointer(ptr)
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": (4,), "typestr": "<f4", "data": (self.data.ptr, False), "version": 3}
+
+
+class TorchLike:
+    """torch.Tensor's shape: ``is_cuda``, ``data_ptr()``, ``__dlpack__``, and
+    a ``__cuda_array_interface__`` that refuses a CPU tensor."""
+
+    __module__ = "torch"
+
+    def __init__(self, ptr, is_cuda=True):
+        self.ptr_value, self.is_cuda = ptr, is_cuda
+        self.device = "cuda:0" if is_cuda else "cpu"
+
+    def data_ptr(self):
+        return self.ptr_value
+
+    def __dlpack__(self, stream=None):
+        raise NotImplementedError
+
+    @property
+    def __cuda_array_interface__(self):
+        if not self.is_cuda:
+            raise AttributeError("Can't get __cuda_array_interface__ on non-CUDA tensor")
+        return {"shape": (4,), "typestr": "<f4", "data": (self.ptr_value, False), "version": 2}
+
+
+class Interface:
+    """Any other library (Numba, JAX): ``__cuda_array_interface__`` alone, a
+    property read each time."""
+
+    def __init__(self, ptr):
+        self.interface = {"shape": (4,), "typestr": "<f4", "data": (ptr, False), "version": 3}
+
+    @property
+    def __cuda_array_interface__(self):
+        return self.interface
+
+
+def plan():
+    return Plan("k", [Param(i, INT, 8, False, True, ".u64 .ptr") for i in range(2)])
+
+
+def packed(*values):
+    """The two pointer slots packed, as ints: a value's type is learned by
+    the first pack that meets it."""
+    return [int.from_bytes(raw, "little") for raw in plan().pack_bytes(*values)]
+
+
+def learned(value):
+    """``value``, its type learned by a first pack: the next takes the C path."""
+    packed(0, value)
+    return value
+
+
+# -- each library's way ---------------------------------------------------------------
+
+
+def test_each_library_is_learned_as_its_own_way():
+    for value, way, pointer in [(CupyLike(0x100), args.DATA_PTR, 0x100), (TorchLike(0x200), args.torch_pointer, 0x200),
+                                (Interface(0x300), args.cai_pointer, 0x300), (MemoryPointer(0x400), args.PTR, 0x400)]:
+        assert packed(0, value) == [0, pointer]
+        assert POINTER_GETTERS[type(value)] is way, type(value)
+        assert packed(value, 0) == [pointer, 0]  # the C path
+
+
+def test_a_learned_pointer_is_read_without_calling_a_getter():
+    # The launch path reads it in C: nothing of args.py runs, only the
+    # library's own data_ptr() and property.
+    calls = []
+    values = [learned(CupyLike(0x100)), learned(TorchLike(0x200)), learned(Interface(0x300))]
+    p = plan()
+
+    def profile(frame, event, arg):
+        if event == "call":
+            calls.append((frame.f_code.co_filename, frame.f_code.co_name))
+
+    sys.setprofile(profile)
+    try:
+        got = [p.pack_bytes(value, 0)[0] for value in values]
+    finally:
+        sys.setprofile(None)
+    assert got == [struct.pack("<Q", pointer) for pointer in (0x100, 0x200, 0x300)]
+    assert [name for file, name in calls if file == __file__] == ["data_ptr", "__cuda_array_interface__"]
+    assert [name for file, name in calls if file == args.__file__] == []
+
+
+def test_a_pointer_that_changes_is_read_anew_each_call():
+    cupy, torch, other = learned(CupyLike(0x100)), learned(TorchLike(0x200)), learned(Interface(0x300))
+    p = plan()
+    for step in range(3):
+        cupy.data = MemoryPointer(0x1000 * step + 0x100)
+        torch.ptr_value = 0x1000 * step + 0x200
+        other.interface = dict(other.interface, data=(0x1000 * step + 0x300, False))
+        for value, offset in ((cupy, 0x100), (torch, 0x200), (other, 0x300)):
+            assert p.pack_bytes(value, 0)[0] == struct.pack("<Q", 0x1000 * step + offset)
+
+
+def test_one_parameter_takes_each_library_in_turn():
+    # The plan keeps the type last met per parameter: another one there is
+    # read its own way. Each stand-in would give 0xBAD read the other's way.
+    class Cupy(CupyLike):
+        __module__ = "cupy._core.core"
+        is_cuda = True
+
+        def data_ptr(self):
+            return 0xBAD
+
+    class Torch(TorchLike):
+        __module__ = "torch"
+
+        def __init__(self, ptr):
+            super().__init__(ptr)
+            self.data = MemoryPointer(0xBAD)
+
+    p = plan()
+    values = [learned(Cupy(0x100)), learned(Torch(0x200)), learned(Interface(0x300)), 0x400]
+    for _ in range(3):
+        for value, pointer in zip(values, (0x100, 0x200, 0x300, 0x400)):
+            assert p.pack_bytes(value, value) == [struct.pack("<Q", pointer)] * 2
+
+
+def test_a_plan_keeps_the_types_it_met_only_while_it_lives():
+    class Fresh(Interface):
+        pass
+
+    p = plan()
+    p.pack_bytes(Fresh(0x10), 0)  # learned by the slow path: POINTER_GETTERS holds the type
+    alone = sys.getrefcount(Fresh)
+    p.pack_bytes(Fresh(0x10), 0)
+    assert sys.getrefcount(Fresh) == alone + 1  # the first parameter's
+    p.pack_bytes(Fresh(0x10), Fresh(0x20))
+    assert sys.getrefcount(Fresh) == alone + 2  # and the second's
+    del p
+    assert sys.getrefcount(Fresh) == alone  # gone with the plan
+
+
+def test_packing_keeps_no_reference():
+    # The C path counts references by hand: a read, a refusal and a slow
+    # path leave every object as they found it.
+    pointer = 2**40 + 1  # an int made here, not a shared small one
+    values = [CupyLike(pointer), TorchLike(pointer), Interface(pointer), TorchLike(pointer, is_cuda=False),
+              Interface(pointer)]
+    values[4].interface = {"shape": (4,)}
+    p = plan()
+
+    def pack_all():
+        for index in range(len(values)):
+            try:
+                p.pack_bytes(values[index], 0)
+            except TypeError:
+                pass
+
+    pack_all()  # each type learned
+    watched = [pointer, *values, values[0].data, values[2].interface, values[2].interface["data"],
+               values[4].interface, args.DATA_PTR, args.torch_pointer, args.cai_pointer]
+    before = [sys.getrefcount(o) for o in watched]
+    for _ in range(100):
+        pack_all()
+    assert [sys.getrefcount(o) for o in watched] == before
+
+
+# -- refusals: never a wrong address ---------------------------------------------------
+
+
+def test_a_cpu_tensor_is_refused_naming_the_parameter():
+    learned(TorchLike(0x200))
+    for _ in range(2):  # the first time and once its type is known
+        with pytest.raises(TypeError, match=r"k: parameter 1 \(.u64 .ptr\): torch.TorchLike is not device "
+                                            r"memory \(a tensor on cpu is not CUDA device memory\)"):
+            packed(0, TorchLike(0x200, is_cuda=False))
+
+
+def test_a_cpu_tensor_of_an_unseen_type_is_refused():
+    class Parameter(TorchLike):
+        __module__ = "torch.nn.parameter"
+
+    with pytest.raises(TypeError, match=r"parameter 0 .*Parameter is not device memory \(a tensor on cpu"):
+        packed(Parameter(0x200, is_cuda=False), 0)
+
+
+@pytest.mark.parametrize("interface", [
+    {"shape": (4,), "typestr": "<f4", "version": 3},  # no "data"
+    {"data": 0x300},  # a bare int
+    {"data": ()},  # no pointer in it
+    {"data": None},
+])
+def test_an_interface_without_a_data_tuple_is_a_clear_error(interface):
+    value = learned(Interface(0x300))
+    value.interface = interface
+    with pytest.raises(TypeError, match=r"k: parameter 1 \(.u64 .ptr\): .*Interface is not device memory "
+                                        r"\(its __cuda_array_interface__ has no \"data\""):
+        packed(0, value)
+
+
+def test_an_interface_of_another_shape_takes_the_slow_path():
+    # Not an exact dict and tuple: args.cai_pointer reads it as Python does,
+    # through their own __getitem__, never their storage.
+    class Interfaces(dict):
+        def __getitem__(self, key):
+            return (0x500, False) if key == "data" else super().__getitem__(key)
+
+    class Data(tuple):
+        def __getitem__(self, index):
+            return 0x600 if index == 0 else super().__getitem__(index)
+
+    value = learned(Interface(0x300))
+    for interface, pointer in [(Interfaces(data=(0x999, False)), 0x500), ({"data": Data((0x999, False))}, 0x600),
+                               ({"data": [0x700, False]}, 0x700)]:
+        value.interface = interface
+        assert packed(0, value) == [0, pointer]
+
+
+@pytest.mark.parametrize("bad", [4096.0, "4096", None, 1.5])
+def test_a_pointer_that_is_no_int_is_refused(bad):
+    # Not converted by int(): a float or a string read as an address would
+    # launch with a wrong one.
+    cupy, torch, other = learned(CupyLike(0x100)), learned(TorchLike(0x200)), learned(Interface(0x300))
+    cupy.data = MemoryPointer(bad)
+    torch.ptr_value = bad
+    other.interface = {"data": (bad, False)}
+    for value in (cupy, torch, other):
+        with pytest.raises(TypeError, match=r"k: parameter 1 \(.u64 .ptr\): .* is not device memory"):
+            packed(0, value)
+
+
+def test_a_freed_array_is_refused():
+    class Tensor(TorchLike):
+        __module__ = "torch"
+        freed = False
+
+        def data_ptr(self):
+            if self.freed:
+                raise RuntimeError("the storage was freed")
+            return self.ptr_value
+
+    class FreedMemory:
+        @property
+        def ptr(self):
+            raise AttributeError("freed")
+
+    tensor = learned(Tensor(0x10))
+    tensor.freed = True
+    cupy = learned(CupyLike(0x100))
+    cupy.data = FreedMemory()
+    for value in (tensor, cupy):
+        with pytest.raises(TypeError, match=r"parameter 1 .* is not device memory \((the storage was )?freed\)"):
+            packed(0, value)
+
+
+def test_an_interrupt_while_reading_is_not_swallowed():
+    # A failed read goes to the slow path only for an Exception: a
+    # KeyboardInterrupt raised in the library's property stops the launch.
+    class Interrupted(Interface):
+        interrupt = False
+
+        @property
+        def __cuda_array_interface__(self):
+            if self.interrupt:
+                raise KeyboardInterrupt
+            return self.interface
+
+    value = learned(Interrupted(0x300))
+    value.interrupt = True
+    calls = []
+    sys.setprofile(lambda frame, event, arg: calls.append(frame.f_code.co_name) if event == "call" else None)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            plan().pack_bytes(0, value)
+    finally:
+        sys.setprofile(None)
+    assert "convert" not in calls
+
+
+def test_an_int_subclass_pointer_is_its_value():
+    class Address(int):
+        pass
+
+    torch = learned(TorchLike(0x200))
+    torch.ptr_value = Address(0x2000)
+    assert packed(0, torch) == [0, 0x2000]
+
+
+# -- subclasses ------------------------------------------------------------------------
+
+
+def test_subclasses_are_learned_as_their_own_types():
+    class MyCupy(CupyLike):  # another module: read through its __cuda_array_interface__
+        pass
+
+    class Parameter(TorchLike):
+        __module__ = "torch.nn.parameter"
+
+    class MyInterface(Interface):
+        pass
+
+    for value, way in [(MyCupy(0x100), args.cai_pointer), (Parameter(0x200), args.torch_pointer),
+                       (MyInterface(0x300), args.cai_pointer)]:
+        assert type(value) not in POINTER_GETTERS
+        assert packed(0, value)[1] == value.__cuda_array_interface__["data"][0]
+        assert POINTER_GETTERS[type(value)] is way
+        assert packed(0, type(value)(0x4000))[1] == 0x4000  # the C path, once learned
+
+
+def test_a_subclass_cpu_tensor_is_refused_once_learned():
+    class Parameter(TorchLike):
+        __module__ = "torch.nn.parameter"
+
+    learned(Parameter(0x200))
+    with pytest.raises(TypeError, match=r"parameter 1 .*Parameter is not device memory \(a tensor on cpu"):
+        packed(0, Parameter(0x200, is_cuda=False))
+
+
+# -- through the fake driver -----------------------------------------------------------
+
+PTX = """.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u64 k_param_0, .param .u64 k_param_1, .param .u64 k_param_2) { ret; }
+"""
+
+
+def test_a_launch_reads_each_pointer_at_each_call(fake_driver):
+    code = textwrap.dedent(f"""
+        import ctypes, json, cubind
+        from tests.pythonic.test_launch_foreign import CupyLike, Interface, MemoryPointer, TorchLike
+        fake = ctypes.CDLL({str(fake_driver)!r})
+        ctypes.c_int.in_dll(fake, "fake_record_args").value = 3
+        kernel = cubind.Module.load({PTX.encode()!r}).get_kernel("k")
+        cupy, torch, other = CupyLike(0x1000), TorchLike(0x2000), Interface(0x3000)
+        got = []
+        for step in range(3):
+            kernel(1, 1, cupy, torch, other)
+            got.append(list((ctypes.c_ulonglong * 3).in_dll(fake, "fake_args")))
+            cupy.data = MemoryPointer(cupy.data.ptr + 0x10)
+            torch.ptr_value += 0x10
+            other.interface = dict(other.interface, data=(other.interface["data"][0] + 0x10, False))
+        try:
+            kernel(1, 1, cupy, TorchLike(0x2000, is_cuda=False), other)
+        except TypeError as exc:
+            got.append(str(exc))
+        print(json.dumps(got))
+    """)
+    env = dict(os.environ, CUBIND_CUDA_LIBRARY=str(fake_driver), PYTHONPATH=pythonpath(ROOT))
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert got[:3] == [[0x1000 + 0x10 * s, 0x2000 + 0x10 * s, 0x3000 + 0x10 * s] for s in range(3)]
+    assert got[3] == ("k: parameter 1 (.u64): torch.TorchLike is not device memory "
+                      "(a tensor on cpu is not CUDA device memory)")
