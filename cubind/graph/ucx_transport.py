@@ -8,7 +8,8 @@ On one connection, in order:
 - the transmitter sends a hello (its layout, its queue's path, whether it
   sends device tensors); the receiver answers ok with its capacity and
   policy, or the reason it refuses (another layout);
-- transmitter to receiver: per message a header (``wire.encode``) then one
+- transmitter to receiver: per message a header (``wire.encode``, framed
+  by ``send_note``: one UCX message where it fits ``NOTE_FRAME``) then one
   UCX message per tensor buffer, from the memory it lies in; at the end a
   goodbye with the count sent (the receiver checks it got as many);
 - receiver to transmitter: credits (one per message that left its queue:
@@ -24,6 +25,7 @@ import asyncio
 import atexit
 import json
 import os
+import struct
 import threading
 import time
 
@@ -36,6 +38,10 @@ HELLO_TIMEOUT_S = 10.0
 CONNECT_ATTEMPT_S = 2.0
 RETRY_PERIOD_S = 0.1
 PEER_CLOSE_S = 2.0
+# A note's first UCX message: most headers and every control note fit one.
+NOTE_FRAME = 4096
+NOTE_LIMIT = 1 << 30
+_LENGTH = struct.Struct("<Q")
 
 
 class UcxError(GraphError):
@@ -245,6 +251,7 @@ class OutLink(_Link):
                                    f"connect_timeout_ms: {self.context.connect_timeout_ms})") from None
                 await asyncio.sleep(RETRY_PERIOD_S)
         self.ep = ep
+        # The hello and its answer are send_obj pairs in every protocol version: a peer of another one is named.
         hello = {"hello": True, "layout": LAYOUT, "source": queue.path, "cpu_data_only": self.context.cpu_data_only}
         try:
             await ep.send_obj(_json(hello))
@@ -269,7 +276,7 @@ class OutLink(_Link):
                 if item is _BYE:
                     with self.lock:
                         sent = self.sent
-                    await _send_note(self.ep, _json({"bye": True, "sent": sent}))
+                    await send_note(self.ep, _json({"bye": True, "sent": sent}))
                     with self.lock:
                         self.bye_sent = True
                     return
@@ -281,7 +288,7 @@ class OutLink(_Link):
                     # (the in-process edge's event, waited on a helper thread instead of a consumer stream,
                     # so that the loop keeps serving the other connections).
                     await loop.run_in_executor(None, _wait_event, ready, ordinal)
-                await _send_note(self.ep, header)
+                await send_note(self.ep, header)
                 for buffer in buffers:
                     await self.ep.send(buffer)
                 with self.lock:
@@ -294,7 +301,7 @@ class OutLink(_Link):
         answer = False
         try:
             while True:
-                note = json.loads(bytes(await _receive_note(self.ep)).decode())
+                note = json.loads(bytes(await receive_note(self.ep)).decode())
                 with self.lock:
                     if "credit" in note:
                         self.credits += int(note["credit"])
@@ -446,7 +453,7 @@ class InLink(_Link):
         ep, where = self.ep, f"entity {self.queue.entity.name!r}, {self.queue.path}"
         while True:
             try:
-                raw = await _receive_note(ep)
+                raw = await receive_note(ep)
             except Exception as exc:
                 if not self.peer_ended:
                     self._fail(UcxError(f"{self.where}: the connection from {self.peer} was lost after "
@@ -482,7 +489,7 @@ class InLink(_Link):
         port's side of the connection then leaves no TIME_WAIT behind, and
         the app can be started again at once."""
         try:
-            await _receive_note(ep)
+            await receive_note(ep)
         except Exception:
             pass
         self.peer_closed.set()
@@ -517,7 +524,7 @@ class InLink(_Link):
             while True:
                 count = await self.credit_box.get()
                 if count is _BYE:
-                    await _send_note(self.ep, _json({"bye": True}))
+                    await send_note(self.ep, _json({"bye": True}))
                     return
                 while not self.credit_box.empty():  # credits queued meanwhile go in one note
                     more = self.credit_box.get_nowait()
@@ -525,7 +532,7 @@ class InLink(_Link):
                         self.credit_box.put_nowait(_BYE)
                         break
                     count += more
-                await _send_note(self.ep, _json({"credit": count}))
+                await send_note(self.ep, _json({"credit": count}))
         except Exception:
             return  # the receive loop reports a lost connection
 
@@ -563,15 +570,38 @@ def _wait_event(event, ordinal):
         event.synchronize()
 
 
-async def _send_note(ep, data):
-    """A header or a control note: a tagged size, then the bytes (ucxx's
-    ``send_obj``). UCX's active messages halve the round trips but, with
-    ucxx 0.52, a second connection in one process lost them: not used."""
-    await ep.send_obj(data)
+def note_frames(data):
+    """The UCX messages of a note (a header or a control note): its length
+    (8 bytes) and its bytes in one message where they fit ``NOTE_FRAME``,
+    else the frame's worth first and the rest in a second message. One
+    message instead of ucxx's ``send_obj`` pair (a size, then the bytes)
+    halves a note's round trips on the loop; the receiver posts a frame-sized
+    buffer, which UCX fills with the shorter message."""
+    fits = NOTE_FRAME - _LENGTH.size
+    head = _LENGTH.pack(len(data)) + data[:fits]
+    return (head,) if len(data) <= fits else (head, data[fits:])
 
 
-async def _receive_note(ep):
-    return bytes(await ep.recv_obj())
+async def send_note(ep, data):
+    """UCX's active messages halve the round trips again but, with ucxx 0.52,
+    a second connection in one process lost them: tagged messages."""
+    for frame in note_frames(data):
+        await ep.send(frame)
+
+
+async def receive_note(ep):
+    """A note sent by ``send_note``; ``WireError`` for a length past ``NOTE_LIMIT``."""
+    frame = bytearray(NOTE_FRAME)
+    await ep.recv(frame)
+    (length,) = _LENGTH.unpack_from(frame)
+    fits = NOTE_FRAME - _LENGTH.size
+    if length <= fits:
+        return bytes(frame[_LENGTH.size:_LENGTH.size + length])
+    if length > NOTE_LIMIT:
+        raise WireError(f"a note of {length} bytes announced, more than {NOTE_LIMIT} (not a cubind.graph peer?)")
+    rest = bytearray(length - fits)
+    await ep.recv(rest)
+    return bytes(frame[_LENGTH.size:]) + bytes(rest)
 
 
 async def _answer(ep, obj):

@@ -8,6 +8,7 @@ and where."""
 import importlib.util
 import os
 import socket
+import struct
 import sys
 import time
 
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 from cubind import graph as gx
-from cubind.graph import wire
+from cubind.graph import ucx_transport, wire
 
 DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.int64, np.float16, np.float32, np.float64, np.complex64,
           np.complex128]
@@ -114,6 +115,17 @@ def test_a_header_that_cannot_be_decoded_names_where_it_arrived(raw, why):
     assert why in str(info.value)
 
 
+@pytest.mark.parametrize("size", [0, 17, ucx_transport.NOTE_FRAME - 8, ucx_transport.NOTE_FRAME - 7,
+                                  3 * ucx_transport.NOTE_FRAME + 5])
+def test_a_note_is_one_ucx_message_where_it_fits_its_frame_and_two_past_it(size):
+    data = (bytes(range(256)) * (size // 256 + 1))[:size]
+    frames = ucx_transport.note_frames(data)
+    assert len(frames) == (1 if size <= ucx_transport.NOTE_FRAME - 8 else 2)
+    assert len(frames[0]) <= ucx_transport.NOTE_FRAME  # what the receiver's first buffer holds
+    assert struct.unpack_from("<Q", frames[0])[0] == size
+    assert bytes(frames[0][8:]) + b"".join(bytes(f) for f in frames[1:]) == data
+
+
 # -- both ends in one process
 
 
@@ -140,7 +152,7 @@ class Sink(gx.Codelet):
 
 
 def loopback(count=20, tx_capacity=1, rx_capacity=1, rx_policy=2, receptive=True, pause_s=0.0, threads=None,
-             context=None):
+             context=None, source=Source):
     port = free_port()
     g = gx.Graph()
     g.entity("ucx").add(gx.UcxContext(cpu_data_only=True, connect_timeout_ms=20000, **(context or {})), "context")
@@ -149,7 +161,7 @@ def loopback(count=20, tx_capacity=1, rx_capacity=1, rx_policy=2, receptive=True
     if receptive:
         a.add(gx.DownstreamReceptiveSchedulingTerm(transmitter="out"))
     a.add(gx.CountSchedulingTerm(count=count))
-    a.add(Source(), "source")
+    a.add(source(), "source")
     b = g.entity("b")
     b.add(gx.UcxReceiver(port=port, capacity=rx_capacity, policy=rx_policy), "in")
     b.add(gx.MessageAvailableSchedulingTerm(receiver="in"))
@@ -169,6 +181,28 @@ def test_messages_cross_in_order_with_their_contents_and_are_counted(ucxx_needed
     assert last.timestamp().acqtime == 40 and last.timestamp().pubtime is not None
     assert result.messages["a/out"]["sent"] == 40 and result.messages["b/in"]["received"] == 40
     assert result.messages["a/out"]["remote"] == "b/in" and result.messages["b/in"]["peer"] == "a/out"
+
+
+class LongHeaderSource(gx.Codelet):
+    """Every third message's header is past a note's frame (two UCX messages), the others' within it."""
+
+    def tick(self):
+        n = self.get_execution_count()
+        m = gx.Message()
+        m.add("n", n)
+        if n % 3 == 0:
+            m.add("text", f"{n:04d}" * ucx_transport.NOTE_FRAME)
+        self.tx("out").publish(m)
+
+
+def test_headers_past_a_notes_frame_cross_whole_and_in_order_between_short_ones(ucxx_needed):
+    g, sink, _ = loopback(count=30, rx_capacity=2, source=LongHeaderSource)
+    result = g.run()
+    assert [m.get("n") for m in sink.seen] == list(range(1, 31))
+    assert [m.get("text") for m in sink.seen if m.get("n") % 3 == 0] == [f"{n:04d}" * ucx_transport.NOTE_FRAME
+                                                                         for n in range(3, 31, 3)]
+    assert all("text" not in m.names() for m in sink.seen if m.get("n") % 3)
+    assert result.messages["b/in"]["received"] == 30
 
 
 def test_the_downstream_receptive_term_sees_the_remote_queues_room(ucxx_needed):
