@@ -284,10 +284,7 @@ class OutLink(_Link):
                 if ready is not None:
                     ordinal = self.queue.entity.device or 0
                     self.context.engine.use_device(ordinal)
-                    # UCX reads device memory outside any stream: the producer's work must be done first
-                    # (the in-process edge's event, waited on a helper thread instead of a consumer stream,
-                    # so that the loop keeps serving the other connections).
-                    await loop.run_in_executor(None, _wait_event, ready, ordinal)
+                    await after_producer(loop, ready, ordinal)
                 await send_note(self.ep, header)
                 for buffer in buffers:
                     await self.ep.send(buffer)
@@ -561,6 +558,15 @@ class InLink(_Link):
             self.listener.close()
         if self.connected is not None and not self.connected.done():
             self.connected.cancel()
+
+
+async def after_producer(loop, ready, ordinal):
+    """UCX reads device memory outside any stream: the producer's work
+    (its ready event) must be done first. An event already complete is
+    asked once (cuEventQuery); one still pending is waited on a helper
+    thread, not on the loop, which keeps serving the other connections."""
+    if not ready.query():
+        await loop.run_in_executor(None, _wait_event, ready, ordinal)
 
 
 def _wait_event(event, ordinal):

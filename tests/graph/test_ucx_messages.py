@@ -5,11 +5,13 @@ exact, the remote capacity seen by ``DownstreamReceptiveSchedulingTerm``,
 the remote policy applied, the counts in the run's result, what is refused
 and where."""
 
+import asyncio
 import importlib.util
 import os
 import socket
 import struct
 import sys
+import threading
 import time
 
 import numpy as np
@@ -124,6 +126,32 @@ def test_a_note_is_one_ucx_message_where_it_fits_its_frame_and_two_past_it(size)
     assert len(frames[0]) <= ucx_transport.NOTE_FRAME  # what the receiver's first buffer holds
     assert struct.unpack_from("<Q", frames[0])[0] == size
     assert bytes(frames[0][8:]) + b"".join(bytes(f) for f in frames[1:]) == data
+
+
+class FakeReady:
+    """A message's ready event: complete or not, as cuEventQuery would answer."""
+
+    def __init__(self, done):
+        self.done = done
+
+    def query(self):
+        return self.done
+
+
+def test_a_device_message_waits_for_its_producer_off_the_loop_only_while_its_event_is_pending(monkeypatch):
+    waited = []
+    monkeypatch.setattr(ucx_transport, "_wait_event",
+                        lambda event, ordinal: waited.append((event, ordinal, threading.current_thread())))
+    done, pending = FakeReady(True), FakeReady(False)
+
+    async def send_both():
+        loop = asyncio.get_running_loop()
+        await ucx_transport.after_producer(loop, done, 0)
+        await ucx_transport.after_producer(loop, pending, 1)
+
+    asyncio.run(send_both())
+    assert [(event, ordinal) for event, ordinal, _ in waited] == [(pending, 1)]
+    assert waited[0][2] is not threading.current_thread()  # a helper thread, not the loop's
 
 
 # -- both ends in one process
