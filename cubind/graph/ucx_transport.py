@@ -285,9 +285,7 @@ class OutLink(_Link):
                     ordinal = self.queue.entity.device or 0
                     self.context.engine.use_device(ordinal)
                     await after_producer(loop, ready, ordinal)
-                await send_note(self.ep, header)
-                for buffer in buffers:
-                    await self.ep.send(buffer)
+                await posted_together([self.ep.send(part) for part in (*note_frames(header), *buffers)])
                 with self.lock:
                     self.sent += 1
         except Exception as exc:
@@ -500,9 +498,8 @@ class InLink(_Link):
         if device:
             self.context.engine.use_device(self.queue.entity.device or 0)
             self.context.allocations_ready(self.queue)
-        for entry in entries:
-            if entry["kind"] == "tensor" and entry["nbytes"]:
-                await ep.recv(tensors[entry["name"]])
+        await posted_together([ep.recv(tensors[entry["name"]]) for entry in entries
+                               if entry["kind"] == "tensor" and entry["nbytes"]])
         return tensors
 
     def _ended(self, note):
@@ -591,8 +588,22 @@ def note_frames(data):
 async def send_note(ep, data):
     """UCX's active messages halve the round trips again but, with ucxx 0.52,
     a second connection in one process lost them: tagged messages."""
-    for frame in note_frames(data):
-        await ep.send(frame)
+    await posted_together([ep.send(frame) for frame in note_frames(data)])
+
+
+async def posted_together(calls):
+    """Awaits ucxx sends or receives (coroutines) posted in the order
+    given: each posts its UCX request at its first step and the loop starts
+    tasks in the order they are made, so tagged messages match in that
+    order, while their completions are waited together (a message's header
+    and buffers in flight at once, not one round trip each). The first
+    failure is raised once all have ended."""
+    if len(calls) == 1:
+        await calls[0]
+        return
+    for result in await asyncio.gather(*calls, return_exceptions=True):
+        if isinstance(result, BaseException):
+            raise result
 
 
 async def receive_note(ep):

@@ -211,27 +211,33 @@ def test_messages_cross_in_order_with_their_contents_and_are_counted(ucxx_needed
     assert result.messages["a/out"]["remote"] == "b/in" and result.messages["b/in"]["peer"] == "a/out"
 
 
-class LongHeaderSource(gx.Codelet):
-    """Every third message's header is past a note's frame (two UCX messages), the others' within it."""
+class ManyPartsSource(gx.Codelet):
+    """Messages of several tensors (one empty, one of 256 KiB: UCX's
+    rendezvous rather than eager sends); every third one's header is past a
+    note's frame (two UCX messages), the others' within it."""
 
     def tick(self):
         n = self.get_execution_count()
         m = gx.Message()
+        m.add_tensor("small", np.full(3, n, np.float32))
+        m.add_tensor("empty", np.zeros(0, np.int64))
+        m.add_tensor("large", np.full(256 << 10, n % 251, np.uint8))
         m.add("n", n)
         if n % 3 == 0:
             m.add("text", f"{n:04d}" * ucx_transport.NOTE_FRAME)
         self.tx("out").publish(m)
 
 
-def test_headers_past_a_notes_frame_cross_whole_and_in_order_between_short_ones(ucxx_needed):
-    g, sink, _ = loopback(count=30, rx_capacity=2, source=LongHeaderSource)
+def test_a_messages_header_and_tensors_cross_whole_and_in_order_past_a_notes_frame(ucxx_needed):
+    g, sink, _ = loopback(count=30, rx_capacity=2, source=ManyPartsSource)
     result = g.run()
     assert [m.get("n") for m in sink.seen] == list(range(1, 31))
-    assert [m.get("text") for m in sink.seen if m.get("n") % 3 == 0] == [f"{n:04d}" * ucx_transport.NOTE_FRAME
-                                                                         for n in range(3, 31, 3)]
-    assert all("text" not in m.names() for m in sink.seen if m.get("n") % 3)
+    for n, m in enumerate(sink.seen, 1):
+        assert np.array_equal(m.tensor("small").data, np.full(3, n, np.float32))
+        assert m.tensor("empty").shape == (0,)
+        assert np.array_equal(m.tensor("large").data, np.full(256 << 10, n % 251, np.uint8))
+        assert m.get("text", None) == (f"{n:04d}" * ucx_transport.NOTE_FRAME if n % 3 == 0 else None)
     assert result.messages["b/in"]["received"] == 30
-
 
 def test_the_downstream_receptive_term_sees_the_remote_queues_room(ucxx_needed):
     """A slow consumer with a one-message queue that raises when full: the
