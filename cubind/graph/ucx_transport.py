@@ -131,6 +131,30 @@ class Engine:
             self.thread.join(5)
 
 
+class Handoff:
+    """Items handed from any thread to an asyncio queue on the engine's
+    loop, in the order handed: one wake of the loop (``call_soon_threadsafe``)
+    per batch of items handed before it runs, not one per item."""
+
+    def __init__(self, engine, queue):
+        self.engine, self.queue = engine, queue
+        self.lock = threading.Lock()
+        self.items = []
+
+    def put(self, item):
+        with self.lock:
+            self.items.append(item)
+            if len(self.items) > 1:
+                return  # the flush scheduled for the first item takes this one too
+        self.engine.soon(self._flush)
+
+    def _flush(self):
+        with self.lock:
+            items, self.items = self.items, []
+        for item in items:
+            self.queue.put_nowait(item)
+
+
 class _Link:
     def __init__(self, queue, context):
         self.queue, self.context = queue, context
@@ -167,6 +191,7 @@ class OutLink(_Link):
         self.sent = 0
         self.queued = 0
         self.outbox = None
+        self.to_send = None  # the Handoff into outbox: messages, then the goodbye
         self.tasks = []
         self.finished = False
         self.bye_sent = False
@@ -194,7 +219,7 @@ class OutLink(_Link):
             if self.finished or self.outbox is None:
                 return
             self.finished = True
-        self.context.engine.soon(self.outbox.put_nowait, _BYE)
+        self.to_send.put(_BYE)
 
     def deliver(self, message):
         header, buffers = encode(message, self.queue.path, not self.context.cpu_data_only)
@@ -218,7 +243,7 @@ class OutLink(_Link):
                 # policy 0: sent anyway; the receiver drops its oldest and gives that credit back.
             self.credits -= 1
             self.queued += 1
-        self.context.engine.soon(self.outbox.put_nowait, (header, buffers, message.ready_event))
+        self.to_send.put((header, buffers, message.ready_event))
 
     def counts(self):
         with self.lock:
@@ -265,6 +290,7 @@ class OutLink(_Link):
             self.remote = {"path": reply["path"], "capacity": int(reply["capacity"]), "policy": int(reply["policy"])}
             self.credits = self.remote["capacity"]
         self.outbox = asyncio.Queue()
+        self.to_send = Handoff(self.context.engine, self.outbox)
         loop = asyncio.get_running_loop()
         self.tasks = [loop.create_task(self._send_loop()), loop.create_task(self._control_loop())]
 
@@ -306,7 +332,7 @@ class OutLink(_Link):
                         # Our goodbye follows what is queued, with the count: the receiver's close waits for it.
                         answer, self.finished = not self.finished, True
                 if note.get("bye") and answer:
-                    self.outbox.put_nowait(_BYE)
+                    self.to_send.put(_BYE)  # after the messages handed before it
                 self.context.wake()
                 if note.get("bye"):
                     return
@@ -322,7 +348,7 @@ class OutLink(_Link):
             with self.lock:
                 queue_bye, self.finished = not self.finished, True
             if queue_bye:
-                self.outbox.put_nowait(_BYE)
+                self.to_send.put(_BYE)
             try:
                 await asyncio.wait_for(asyncio.shield(self.tasks[0]), timeout)
             except asyncio.TimeoutError:
@@ -344,6 +370,7 @@ class InLink(_Link):
         self.expected = None
         self.connected = None
         self.credit_box = None
+        self.to_grant = None  # the Handoff into credit_box: credits, then the goodbye
         self.tasks = []
         self.peer_closed = None
         self.said_bye = None
@@ -363,12 +390,12 @@ class InLink(_Link):
             if self.finished or self.credit_box is None or self.peer is None:
                 return
             self.finished = True
-        self.context.engine.soon(self.credit_box.put_nowait, _BYE)
+        self.to_grant.put(_BYE)
 
     def grant(self, count):
         """``count`` messages left the queue (read or dropped): their room goes back to the transmitter."""
-        if count and self.credit_box is not None:
-            self.context.engine.soon(self.credit_box.put_nowait, count)
+        if count and self.to_grant is not None:
+            self.to_grant.put(count)
 
     def counts(self):
         with self.lock:
@@ -380,6 +407,7 @@ class InLink(_Link):
         queue = self.queue
         self.connected = asyncio.get_running_loop().create_future()
         self.credit_box = asyncio.Queue()
+        self.to_grant = Handoff(self.context.engine, self.credit_box)
         self.peer_closed = asyncio.Event()
         self.said_bye = asyncio.Event()
         try:
@@ -534,7 +562,7 @@ class InLink(_Link):
         if self.tasks and not self.peer_ended and not failed:
             if not self.finished:
                 self.finished = True
-                self.credit_box.put_nowait(_BYE)
+                self.to_grant.put(_BYE)
             try:
                 await asyncio.wait_for(asyncio.shield(self.tasks[0]), timeout)
                 # Our goodbye is out; the transmitter's comes once its run ends, with its count: what

@@ -154,6 +154,61 @@ def test_a_device_message_waits_for_its_producer_off_the_loop_only_while_its_eve
     assert waited[0][2] is not threading.current_thread()  # a helper thread, not the loop's
 
 
+class ByHandEngine:
+    """The engine's ``soon``, recorded; the test runs the loop's side."""
+
+    def __init__(self):
+        self.calls = []
+
+    def soon(self, fn, *args):
+        self.calls.append((fn, args))
+
+    def run(self):
+        calls, self.calls = self.calls, []
+        for fn, args in calls:
+            fn(*args)
+
+
+def test_a_handoff_wakes_the_loop_once_per_batch_and_keeps_the_order():
+    engine, queue = ByHandEngine(), asyncio.Queue()
+    handoff = ucx_transport.Handoff(engine, queue)
+    for i in range(5):
+        handoff.put(i)
+    assert len(engine.calls) == 1  # one wake for the five
+    engine.run()
+    handoff.put("after")
+    assert len(engine.calls) == 1  # the next item is a new batch: woken again
+    engine.run()
+    assert [queue.get_nowait() for _ in range(queue.qsize())] == [0, 1, 2, 3, 4, "after"]
+
+
+def test_a_handoff_from_many_threads_delivers_each_threads_items_in_order_and_none_twice():
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever)
+    thread.start()
+    try:
+        queue = asyncio.Queue()
+        engine = type("Engine", (), {"soon": staticmethod(loop.call_soon_threadsafe)})
+        handoff = ucx_transport.Handoff(engine, queue)
+        putters = [threading.Thread(target=lambda k=k: [handoff.put((k, i)) for i in range(5000)]) for k in range(4)]
+        for t in putters:
+            t.start()
+        for t in putters:
+            t.join()
+        asyncio.run_coroutine_threadsafe(asyncio.sleep(0), loop).result(10)  # the last flush has run
+        got = asyncio.run_coroutine_threadsafe(_drain(queue), loop).result(10)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+    assert len(got) == 20000
+    for k in range(4):
+        assert [i for who, i in got if who == k] == list(range(5000))
+
+
+async def _drain(queue):
+    return [queue.get_nowait() for _ in range(queue.qsize())]
+
+
 # -- both ends in one process
 
 
