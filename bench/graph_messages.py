@@ -21,7 +21,8 @@ else a line says why. Prints one JSON object per row, then a table.
 
 Across processes (UCX, RAPIDS' ucxx): the ping pair with both ends in one
 process over UCX and split in two processes (its time per message: the
-floor of every row below), 1 MiB host tensors (numpy) and device tensors of
+floor of every row below; again with ucxx's Python futures instead of its
+polling wait), 1 MiB host tensors (numpy) and device tensors of
 1, 16 and 256 MiB sent from one process to another (bytes/s beside the GPU's
 device-to-device copy bandwidth at the same size, measured in the same run),
 where ucxx is installed; Holoscan's two-fragment ping beside them. The rates
@@ -262,14 +263,15 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def two_processes(count, size, storage="device", timeout=600):
+def two_processes(count, size, storage="device", timeout=600, environ=None):
     """The receiver's rate, ``count`` messages (of ``size`` bytes in
-    ``storage``, "device" or "host") from another process. A part that fails
-    or outlives ``timeout`` seconds (both are then ended) is a ``RuntimeError``."""
+    ``storage``, "device" or "host") from another process, both parts with
+    ``environ`` added to this one's. A part that fails or outlives
+    ``timeout`` seconds (both are then ended) is a ``RuntimeError``."""
     port = _free_port()
     root = str(Path(__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
-               UCX_WARN_UNUSED_ENV_VARS="n")
+               UCX_WARN_UNUSED_ENV_VARS="n", **(environ or {}))
     args = [str(port), str(count), str(size), storage]
     rx = subprocess.Popen([sys.executable, "-c", PART, "rx", *args], stdout=subprocess.PIPE, text=True, env=env)
     tx = subprocess.Popen([sys.executable, "-c", PART, "tx", *args], env=env)
@@ -338,17 +340,20 @@ def sweep_count(size, count):
     return min(count, max(SWEEP_MIN_MESSAGES, ROW_BYTES // size))
 
 
-def tensor_row(name, count, size, storage):
-    """A two-process row of tensors; where its parts fail, a row saying so (the other rows still run)."""
+def two_process_row(name, count, size=0, storage="host", environ=None):
+    """A two-process row (``size`` 0: empty messages); where its parts fail, a
+    row saying so (the other rows still run)."""
     try:
-        r = two_processes(count, size, storage, timeout=ROW_TIMEOUT_S)
+        r = two_processes(count, size, storage, timeout=ROW_TIMEOUT_S, environ=environ)
     except (RuntimeError, ValueError, IndexError) as exc:  # a part failed, or printed no result
         print(f"graph_messages.py: {name} failed: {exc}", file=sys.stderr)
         return {"row": name, "failed": str(exc)}
     rate = r["messages_per_s"]
-    row = {"row": name, "messages_per_s": rate, "us_per_message": 1e6 / rate, "bytes_per_s": rate * size,
-           "tensor_bytes": size, "messages": count, "received": r["received"]}
-    if storage == "device":
+    row = {"row": name, "messages_per_s": rate, "us_per_message": 1e6 / rate, "messages": count,
+           "received": r["received"]}
+    if size:
+        row.update(bytes_per_s=rate * size, tensor_bytes=size)
+    if size and storage == "device":
         copy = device_copy_bandwidth(size)
         row.update(device_copy_bytes_per_s=copy, fraction_of_device_copy=rate * size / copy)
     return row
@@ -362,14 +367,16 @@ def remote_rows(count, pipeline_count):
     if importlib.util.find_spec("ucxx") is None:
         return [_skipped("across processes (UCX)", "ucxx not installed (pip install 'cubind[ucx]')")]
     rows = [ping_over_ucx_in_one_process(count)]
-    r = two_processes(count, 0)
-    rows.append({"row": "cubind.graph ping pair, two processes over UCX", "messages_per_s": r["messages_per_s"],
-                 "us_per_message": 1e6 / r["messages_per_s"], "received": r["received"]})
-    rows.append(tensor_row("1 MiB host tensors (numpy), two processes over UCX", pipeline_count, 1 << 20, "host"))
+    rows.append(two_process_row("cubind.graph ping pair, two processes over UCX", count))
+    # ucxx's default wait polls each pending request once per loop turn, keeping each part's loop thread busy;
+    # its Python futures (a notifier thread) do not poll: which is faster depends on the cores free.
+    rows.append(two_process_row("cubind.graph ping pair, two processes over UCX (UCXPY_ENABLE_PYTHON_FUTURE=1)",
+                                count, environ={"UCXPY_ENABLE_PYTHON_FUTURE": "1"}))
+    rows.append(two_process_row("1 MiB host tensors (numpy), two processes over UCX", pipeline_count, 1 << 20))
     if cubind.Device.count() == 0:
         return rows + [_skipped(device_row_name(size), "no GPU") for size in SWEEP_SIZES]
     for size in SWEEP_SIZES:
-        rows.append(tensor_row(device_row_name(size), sweep_count(size, pipeline_count), size, "device"))
+        rows.append(two_process_row(device_row_name(size), sweep_count(size, pipeline_count), size, "device"))
     return rows
 
 
