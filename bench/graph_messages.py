@@ -20,13 +20,19 @@ Holoscan's rows run where ``holoscan`` imports (and, for the pipeline, CuPy),
 else a line says why. Prints one JSON object per row, then a table.
 
 Across processes (UCX, RAPIDS' ucxx): the ping pair with both ends in one
-process over UCX and split in two processes, and 1 MiB device tensors sent
-from one process to another (bytes/s beside the GPU's device-to-device copy
-bandwidth), where ucxx is installed; Holoscan's two-fragment ping beside them.
-The rates across processes are the receiver's, from its first message to its
-last (the connection's setup is not counted).
+process over UCX and split in two processes (its time per message: the
+floor of every row below; again with ucxx's Python futures instead of its
+polling wait), 1 MiB host tensors (numpy) and device tensors of
+1, 16 and 256 MiB sent from one process to another (bytes/s beside the GPU's
+device-to-device copy bandwidth at the same size, measured in the same run),
+where ucxx is installed; Holoscan's two-fragment ping beside them. The rates
+across processes are the receiver's, from its first message to its last
+(the connection's setup is not counted). A row whose library or GPU is
+missing says so (``skipped``, and a line on stderr); one whose parts fail
+says so (``failed``) and the others still run.
 
     python bench/graph_messages.py [--messages 20000] [--pipeline-messages 2000] [--remote-messages 5000]
+                                   [--remote-only]
 """
 
 import argparse
@@ -225,19 +231,23 @@ def kernel_us_in_a_graph(spin, iters, launches=40):
 
 
 # One part of a two-process row: "rx" prints its rate as JSON, "tx" sends
-# ``count`` messages (empty, or one tensor of ``size`` bytes: device memory).
+# ``count`` messages (empty, or one tensor of ``size`` bytes in ``storage``:
+# device memory, or host memory as a numpy array).
 PART = r"""
 import json, sys, time
 import numpy as np
 from cubind import graph as gx
-role, port, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+role, port, count, size, storage = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+device = bool(size) and storage == "device"
 
 class Tx(gx.Codelet):
     def start(self):
         self.payload = None
         if size:
+            self.payload = np.ones(size // 4, np.float32)
+        if device:
             import cubind
-            self.payload = cubind.to_gpu(np.ones(size // 4, np.float32))
+            self.payload = cubind.to_gpu(self.payload)
     def tick(self):
         m = gx.Message()
         if self.payload is not None:
@@ -252,7 +262,7 @@ class Rx(gx.Codelet):
         self.times.append(time.perf_counter())
 
 g = gx.Graph()
-g.entity("ucx").add(gx.UcxContext(cpu_data_only=not size), "context")
+g.entity("ucx").add(gx.UcxContext(cpu_data_only=not device), "context")
 e = g.entity(role)
 if role == "tx":
     e.add(gx.UcxTransmitter(receiver_address="127.0.0.1", port=port, capacity=4), "out")
@@ -277,17 +287,26 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def two_processes(count, size):
-    """The receiver's rate, ``count`` messages (of ``size`` device bytes) from another process."""
+def two_processes(count, size, storage="device", timeout=600, environ=None):
+    """The receiver's rate, ``count`` messages (of ``size`` bytes in
+    ``storage``, "device" or "host") from another process, both parts with
+    ``environ`` added to this one's. A part that fails or outlives
+    ``timeout`` seconds (both are then ended) is a ``RuntimeError``."""
     port = _free_port()
     root = str(Path(__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
-               UCX_WARN_UNUSED_ENV_VARS="n")
-    args = [str(port), str(count), str(size)]
+               UCX_WARN_UNUSED_ENV_VARS="n", **(environ or {}))
+    args = [str(port), str(count), str(size), storage]
     rx = subprocess.Popen([sys.executable, "-c", PART, "rx", *args], stdout=subprocess.PIPE, text=True, env=env)
     tx = subprocess.Popen([sys.executable, "-c", PART, "tx", *args], env=env)
-    out, _ = rx.communicate(timeout=600)
-    tx.wait(60)
+    try:
+        out, _ = rx.communicate(timeout=timeout)
+        tx.wait(60)
+    except subprocess.TimeoutExpired:
+        for part in (rx, tx):
+            part.kill()
+            part.wait()
+        raise RuntimeError(f"the parts did not end in {timeout} s") from None
     if rx.returncode or tx.returncode:
         raise RuntimeError(f"a part failed: rx {rx.returncode}, tx {tx.returncode}")
     return json.loads(out.splitlines()[-1])
@@ -326,23 +345,62 @@ def device_copy_bandwidth(size, repeats=200):
     return size * repeats / ((end - begin) / 1000)
 
 
+# Device tensor sizes of the two-process sweep: the per-message floor shows at
+# 1 MiB, the bandwidth as the size grows. Each row moves about ROW_BYTES (at
+# least SWEEP_MIN_MESSAGES messages), so that a large size takes seconds.
+SWEEP_SIZES = (1 << 20, 16 << 20, 256 << 20)
+ROW_BYTES = 4 << 30
+SWEEP_MIN_MESSAGES = 24
+ROW_TIMEOUT_S = 120
+
+
+def _skipped(row, why):
+    print(f"graph_messages.py: skipped {row}: {why}", file=sys.stderr)
+    return {"row": row, "skipped": why}
+
+
+def sweep_count(size, count):
+    """Messages of a sweep row: ``count`` at most, about ``ROW_BYTES`` in all."""
+    return min(count, max(SWEEP_MIN_MESSAGES, ROW_BYTES // size))
+
+
+def two_process_row(name, count, size=0, storage="host", environ=None):
+    """A two-process row (``size`` 0: empty messages); where its parts fail, a
+    row saying so (the other rows still run)."""
+    try:
+        r = two_processes(count, size, storage, timeout=ROW_TIMEOUT_S, environ=environ)
+    except (RuntimeError, ValueError, IndexError) as exc:  # a part failed, or printed no result
+        print(f"graph_messages.py: {name} failed: {exc}", file=sys.stderr)
+        return {"row": name, "failed": str(exc)}
+    rate = r["messages_per_s"]
+    row = {"row": name, "messages_per_s": rate, "us_per_message": 1e6 / rate, "messages": count,
+           "received": r["received"]}
+    if size:
+        row.update(bytes_per_s=rate * size, tensor_bytes=size)
+    if size and storage == "device":
+        copy = device_copy_bandwidth(size)
+        row.update(device_copy_bytes_per_s=copy, fraction_of_device_copy=rate * size / copy)
+    return row
+
+
+def device_row_name(size):
+    return f"{size >> 20} MiB device tensors, two processes over UCX (CUDA IPC)"
+
+
 def remote_rows(count, pipeline_count):
     if importlib.util.find_spec("ucxx") is None:
-        return [{"row": "across processes (UCX)", "skipped": "ucxx not installed (pip install 'cubind[ucx]')"}]
+        return [_skipped("across processes (UCX)", "ucxx not installed (pip install 'cubind[ucx]')")]
     rows = [ping_over_ucx_in_one_process(count)]
-    r = two_processes(count, 0)
-    rows.append({"row": "cubind.graph ping pair, two processes over UCX", "messages_per_s": r["messages_per_s"],
-                 "received": r["received"]})
+    rows.append(two_process_row("cubind.graph ping pair, two processes over UCX", count))
+    # ucxx's default wait polls each pending request once per loop turn, keeping each part's loop thread busy;
+    # its Python futures (a notifier thread) do not poll: which is faster depends on the cores free.
+    rows.append(two_process_row("cubind.graph ping pair, two processes over UCX (UCXPY_ENABLE_PYTHON_FUTURE=1)",
+                                count, environ={"UCXPY_ENABLE_PYTHON_FUTURE": "1"}))
+    rows.append(two_process_row("1 MiB host tensors (numpy), two processes over UCX", pipeline_count, 1 << 20))
     if cubind.Device.count() == 0:
-        rows.append({"row": "1 MiB device tensors, two processes over UCX", "skipped": "no GPU"})
-        return rows
-    size = 1 << 20
-    r = two_processes(pipeline_count, size)
-    copy = device_copy_bandwidth(size)
-    rows.append({"row": "1 MiB device tensors, two processes over UCX (CUDA IPC)",
-                 "messages_per_s": r["messages_per_s"], "bytes_per_s": r["messages_per_s"] * size,
-                 "device_copy_bytes_per_s": copy,
-                 "fraction_of_device_copy": r["messages_per_s"] * size / copy, "received": r["received"]})
+        return rows + [_skipped(device_row_name(size), "no GPU") for size in SWEEP_SIZES]
+    for size in SWEEP_SIZES:
+        rows.append(two_process_row(device_row_name(size), sweep_count(size, pipeline_count), size, "device"))
     return rows
 
 
@@ -503,12 +561,8 @@ def ratio(rows, mine, theirs, target):
     return {"row": f"ratio: {mine} / {theirs}", "ratio": value, "target": target, "met": value >= target}
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--messages", type=int, default=20000)
-    parser.add_argument("--pipeline-messages", type=int, default=2000)
-    parser.add_argument("--remote-messages", type=int, default=5000, help="messages of the rows across processes")
-    args = parser.parse_args()
+def local_rows(args):
+    """The rows in one process (each printed as it is measured), with their ratios."""
     rows = [ping(args.messages, threads) for threads in (1, 4)]
     gpu = cubind.Device.count() > 0
     if not gpu:
@@ -541,10 +595,31 @@ def main():
                      "busy": busy, "busy_target": 0.8, "met": busy >= 0.8})
     for row in rows:
         print(json.dumps(row))
+    return rows
+
+
+def _bandwidth_cell(row):
+    if "bytes_per_s" not in row:
+        return ""
+    cell = f"{row['bytes_per_s'] / 1e9:.2f} GB/s"
+    if "fraction_of_device_copy" in row:
+        cell += f" ({row['fraction_of_device_copy']:.3f}x of {row['device_copy_bytes_per_s'] / 1e9:.0f} GB/s)"
+    return cell
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--messages", type=int, default=20000)
+    parser.add_argument("--pipeline-messages", type=int, default=2000)
+    parser.add_argument("--remote-messages", type=int, default=5000, help="messages of the rows across processes")
+    parser.add_argument("--remote-only", action="store_true", help="only the rows across processes (UCX)")
+    args = parser.parse_args()
+    rows = [] if args.remote_only else local_rows(args)
     remote = [*remote_rows(args.remote_messages, args.pipeline_messages),
               holoscan_distributed_ping(args.remote_messages)]
     remote.append(ratio(remote, "cubind.graph ping pair, two processes over UCX", "Holoscan two-fragment ping", 1.0))
-    device = next((r for r in remote if "fraction_of_device_copy" in r), None)
+    device = next((r for r in remote if r["row"] == device_row_name(1 << 20) and "fraction_of_device_copy" in r),
+                  None)
     if device is not None:  # issue 35: >= 50 % of the device-to-device copy bandwidth
         fraction = device["fraction_of_device_copy"]
         remote.append({"row": "target: two-process 1 MiB device tensors / device copy bandwidth",
@@ -552,13 +627,14 @@ def main():
     for row in remote:
         print(json.dumps(row))
     rows += remote
-    print("\n| row | messages/s | GPU busy | ratio (target) |\n|---|---|---|---|")
+    print("\n| row | messages/s | GPU busy | ratio (target) | bytes/s (of the device copy's) |\n|---|---|---|---|---|")
     for r in rows:
         busy = r.get("gpu_busy_fraction", r.get("gpu_busy_fraction_calibrated"))
-        cells = [f"{r['messages_per_s']:.0f}" if "messages_per_s" in r else r.get("skipped", ""),
+        cells = [f"{r['messages_per_s']:.0f}" if "messages_per_s" in r else r.get("skipped", r.get("failed", "")),
                  f"{busy:.0%}" if busy is not None else "",
                  f"{r['ratio']:.2f}x (>= {r['target']}x: {'met' if r['met'] else 'NOT met'})" if "ratio" in r else
-                 f"{r['busy']:.0%} (>= 80%: {'met' if r['met'] else 'NOT met'})" if "busy_target" in r else ""]
+                 f"{r['busy']:.0%} (>= 80%: {'met' if r['met'] else 'NOT met'})" if "busy_target" in r else "",
+                 _bandwidth_cell(r)]
         print(f"| {r['row']} | {' | '.join(cells)} |")
 
 

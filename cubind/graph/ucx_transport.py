@@ -8,7 +8,8 @@ On one connection, in order:
 - the transmitter sends a hello (its layout, its queue's path, whether it
   sends device tensors); the receiver answers ok with its capacity and
   policy, or the reason it refuses (another layout);
-- transmitter to receiver: per message a header (``wire.encode``) then one
+- transmitter to receiver: per message a header (``wire.encode``, framed
+  by ``send_note``: one UCX message where it fits ``NOTE_FRAME``) then one
   UCX message per tensor buffer, from the memory it lies in; at the end a
   goodbye with the count sent (the receiver checks it got as many);
 - receiver to transmitter: credits (one per message that left its queue:
@@ -24,6 +25,7 @@ import asyncio
 import atexit
 import json
 import os
+import struct
 import threading
 import time
 
@@ -36,6 +38,10 @@ HELLO_TIMEOUT_S = 10.0
 CONNECT_ATTEMPT_S = 2.0
 RETRY_PERIOD_S = 0.1
 PEER_CLOSE_S = 2.0
+# A note's first UCX message: most headers and every control note fit one.
+NOTE_FRAME = 4096
+NOTE_LIMIT = 1 << 30
+_LENGTH = struct.Struct("<Q")
 
 
 class UcxError(GraphError):
@@ -125,6 +131,30 @@ class Engine:
             self.thread.join(5)
 
 
+class Handoff:
+    """Items handed from any thread to an asyncio queue on the engine's
+    loop, in the order handed: one wake of the loop (``call_soon_threadsafe``)
+    per batch of items handed before it runs, not one per item."""
+
+    def __init__(self, engine, queue):
+        self.engine, self.queue = engine, queue
+        self.lock = threading.Lock()
+        self.items = []
+
+    def put(self, item):
+        with self.lock:
+            self.items.append(item)
+            if len(self.items) > 1:
+                return  # the flush scheduled for the first item takes this one too
+        self.engine.soon(self._flush)
+
+    def _flush(self):
+        with self.lock:
+            items, self.items = self.items, []
+        for item in items:
+            self.queue.put_nowait(item)
+
+
 class _Link:
     def __init__(self, queue, context):
         self.queue, self.context = queue, context
@@ -161,6 +191,7 @@ class OutLink(_Link):
         self.sent = 0
         self.queued = 0
         self.outbox = None
+        self.to_send = None  # the Handoff into outbox: messages, then the goodbye
         self.tasks = []
         self.finished = False
         self.bye_sent = False
@@ -188,7 +219,7 @@ class OutLink(_Link):
             if self.finished or self.outbox is None:
                 return
             self.finished = True
-        self.context.engine.soon(self.outbox.put_nowait, _BYE)
+        self.to_send.put(_BYE)
 
     def deliver(self, message):
         header, buffers = encode(message, self.queue.path, not self.context.cpu_data_only)
@@ -212,7 +243,7 @@ class OutLink(_Link):
                 # policy 0: sent anyway; the receiver drops its oldest and gives that credit back.
             self.credits -= 1
             self.queued += 1
-        self.context.engine.soon(self.outbox.put_nowait, (header, buffers, message.ready_event))
+        self.to_send.put((header, buffers, message.ready_event))
 
     def counts(self):
         with self.lock:
@@ -245,6 +276,7 @@ class OutLink(_Link):
                                    f"connect_timeout_ms: {self.context.connect_timeout_ms})") from None
                 await asyncio.sleep(RETRY_PERIOD_S)
         self.ep = ep
+        # The hello and its answer are send_obj pairs in every protocol version: a peer of another one is named.
         hello = {"hello": True, "layout": LAYOUT, "source": queue.path, "cpu_data_only": self.context.cpu_data_only}
         try:
             await ep.send_obj(_json(hello))
@@ -258,6 +290,7 @@ class OutLink(_Link):
             self.remote = {"path": reply["path"], "capacity": int(reply["capacity"]), "policy": int(reply["policy"])}
             self.credits = self.remote["capacity"]
         self.outbox = asyncio.Queue()
+        self.to_send = Handoff(self.context.engine, self.outbox)
         loop = asyncio.get_running_loop()
         self.tasks = [loop.create_task(self._send_loop()), loop.create_task(self._control_loop())]
 
@@ -269,7 +302,7 @@ class OutLink(_Link):
                 if item is _BYE:
                     with self.lock:
                         sent = self.sent
-                    await _send_note(self.ep, _json({"bye": True, "sent": sent}))
+                    await send_note(self.ep, _json({"bye": True, "sent": sent}))
                     with self.lock:
                         self.bye_sent = True
                     return
@@ -277,13 +310,8 @@ class OutLink(_Link):
                 if ready is not None:
                     ordinal = self.queue.entity.device or 0
                     self.context.engine.use_device(ordinal)
-                    # UCX reads device memory outside any stream: the producer's work must be done first
-                    # (the in-process edge's event, waited on a helper thread instead of a consumer stream,
-                    # so that the loop keeps serving the other connections).
-                    await loop.run_in_executor(None, _wait_event, ready, ordinal)
-                await _send_note(self.ep, header)
-                for buffer in buffers:
-                    await self.ep.send(buffer)
+                    await after_producer(loop, ready, ordinal)
+                await posted_together([self.ep.send(part) for part in (*note_frames(header), *buffers)])
                 with self.lock:
                     self.sent += 1
         except Exception as exc:
@@ -294,7 +322,7 @@ class OutLink(_Link):
         answer = False
         try:
             while True:
-                note = json.loads(bytes(await _receive_note(self.ep)).decode())
+                note = json.loads(bytes(await receive_note(self.ep)).decode())
                 with self.lock:
                     if "credit" in note:
                         self.credits += int(note["credit"])
@@ -304,7 +332,7 @@ class OutLink(_Link):
                         # Our goodbye follows what is queued, with the count: the receiver's close waits for it.
                         answer, self.finished = not self.finished, True
                 if note.get("bye") and answer:
-                    self.outbox.put_nowait(_BYE)
+                    self.to_send.put(_BYE)  # after the messages handed before it
                 self.context.wake()
                 if note.get("bye"):
                     return
@@ -320,7 +348,7 @@ class OutLink(_Link):
             with self.lock:
                 queue_bye, self.finished = not self.finished, True
             if queue_bye:
-                self.outbox.put_nowait(_BYE)
+                self.to_send.put(_BYE)
             try:
                 await asyncio.wait_for(asyncio.shield(self.tasks[0]), timeout)
             except asyncio.TimeoutError:
@@ -342,6 +370,7 @@ class InLink(_Link):
         self.expected = None
         self.connected = None
         self.credit_box = None
+        self.to_grant = None  # the Handoff into credit_box: credits, then the goodbye
         self.tasks = []
         self.peer_closed = None
         self.said_bye = None
@@ -361,12 +390,12 @@ class InLink(_Link):
             if self.finished or self.credit_box is None or self.peer is None:
                 return
             self.finished = True
-        self.context.engine.soon(self.credit_box.put_nowait, _BYE)
+        self.to_grant.put(_BYE)
 
     def grant(self, count):
         """``count`` messages left the queue (read or dropped): their room goes back to the transmitter."""
-        if count and self.credit_box is not None:
-            self.context.engine.soon(self.credit_box.put_nowait, count)
+        if count and self.to_grant is not None:
+            self.to_grant.put(count)
 
     def counts(self):
         with self.lock:
@@ -378,6 +407,7 @@ class InLink(_Link):
         queue = self.queue
         self.connected = asyncio.get_running_loop().create_future()
         self.credit_box = asyncio.Queue()
+        self.to_grant = Handoff(self.context.engine, self.credit_box)
         self.peer_closed = asyncio.Event()
         self.said_bye = asyncio.Event()
         try:
@@ -446,7 +476,7 @@ class InLink(_Link):
         ep, where = self.ep, f"entity {self.queue.entity.name!r}, {self.queue.path}"
         while True:
             try:
-                raw = await _receive_note(ep)
+                raw = await receive_note(ep)
             except Exception as exc:
                 if not self.peer_ended:
                     self._fail(UcxError(f"{self.where}: the connection from {self.peer} was lost after "
@@ -482,7 +512,7 @@ class InLink(_Link):
         port's side of the connection then leaves no TIME_WAIT behind, and
         the app can be started again at once."""
         try:
-            await _receive_note(ep)
+            await receive_note(ep)
         except Exception:
             pass
         self.peer_closed.set()
@@ -496,9 +526,8 @@ class InLink(_Link):
         if device:
             self.context.engine.use_device(self.queue.entity.device or 0)
             self.context.allocations_ready(self.queue)
-        for entry in entries:
-            if entry["kind"] == "tensor" and entry["nbytes"]:
-                await ep.recv(tensors[entry["name"]])
+        await posted_together([ep.recv(tensors[entry["name"]]) for entry in entries
+                               if entry["kind"] == "tensor" and entry["nbytes"]])
         return tensors
 
     def _ended(self, note):
@@ -517,7 +546,7 @@ class InLink(_Link):
             while True:
                 count = await self.credit_box.get()
                 if count is _BYE:
-                    await _send_note(self.ep, _json({"bye": True}))
+                    await send_note(self.ep, _json({"bye": True}))
                     return
                 while not self.credit_box.empty():  # credits queued meanwhile go in one note
                     more = self.credit_box.get_nowait()
@@ -525,7 +554,7 @@ class InLink(_Link):
                         self.credit_box.put_nowait(_BYE)
                         break
                     count += more
-                await _send_note(self.ep, _json({"credit": count}))
+                await send_note(self.ep, _json({"credit": count}))
         except Exception:
             return  # the receive loop reports a lost connection
 
@@ -533,7 +562,7 @@ class InLink(_Link):
         if self.tasks and not self.peer_ended and not failed:
             if not self.finished:
                 self.finished = True
-                self.credit_box.put_nowait(_BYE)
+                self.to_grant.put(_BYE)
             try:
                 await asyncio.wait_for(asyncio.shield(self.tasks[0]), timeout)
                 # Our goodbye is out; the transmitter's comes once its run ends, with its count: what
@@ -556,6 +585,15 @@ class InLink(_Link):
             self.connected.cancel()
 
 
+async def after_producer(loop, ready, ordinal):
+    """UCX reads device memory outside any stream: the producer's work
+    (its ready event) must be done first. An event already complete is
+    asked once (cuEventQuery); one still pending is waited on a helper
+    thread, not on the loop, which keeps serving the other connections."""
+    if not ready.query():
+        await loop.run_in_executor(None, _wait_event, ready, ordinal)
+
+
 def _wait_event(event, ordinal):
     import cubind
 
@@ -563,15 +601,52 @@ def _wait_event(event, ordinal):
         event.synchronize()
 
 
-async def _send_note(ep, data):
-    """A header or a control note: a tagged size, then the bytes (ucxx's
-    ``send_obj``). UCX's active messages halve the round trips but, with
-    ucxx 0.52, a second connection in one process lost them: not used."""
-    await ep.send_obj(data)
+def note_frames(data):
+    """The UCX messages of a note (a header or a control note): its length
+    (8 bytes) and its bytes in one message where they fit ``NOTE_FRAME``,
+    else the frame's worth first and the rest in a second message. One
+    message instead of ucxx's ``send_obj`` pair (a size, then the bytes)
+    halves a note's round trips on the loop; the receiver posts a frame-sized
+    buffer, which UCX fills with the shorter message."""
+    fits = NOTE_FRAME - _LENGTH.size
+    head = _LENGTH.pack(len(data)) + data[:fits]
+    return (head,) if len(data) <= fits else (head, data[fits:])
 
 
-async def _receive_note(ep):
-    return bytes(await ep.recv_obj())
+async def send_note(ep, data):
+    """UCX's active messages halve the round trips again but, with ucxx 0.52,
+    a second connection in one process lost them: tagged messages."""
+    await posted_together([ep.send(frame) for frame in note_frames(data)])
+
+
+async def posted_together(calls):
+    """Awaits ucxx sends or receives (coroutines) posted in the order
+    given: each posts its UCX request at its first step and the loop starts
+    tasks in the order they are made, so tagged messages match in that
+    order, while their completions are waited together (a message's header
+    and buffers in flight at once, not one round trip each). The first
+    failure is raised once all have ended."""
+    if len(calls) == 1:
+        await calls[0]
+        return
+    for result in await asyncio.gather(*calls, return_exceptions=True):
+        if isinstance(result, BaseException):
+            raise result
+
+
+async def receive_note(ep):
+    """A note sent by ``send_note``; ``WireError`` for a length past ``NOTE_LIMIT``."""
+    frame = bytearray(NOTE_FRAME)
+    await ep.recv(frame)
+    (length,) = _LENGTH.unpack_from(frame)
+    fits = NOTE_FRAME - _LENGTH.size
+    if length <= fits:
+        return bytes(frame[_LENGTH.size:_LENGTH.size + length])
+    if length > NOTE_LIMIT:
+        raise WireError(f"a note of {length} bytes announced, more than {NOTE_LIMIT} (not a cubind.graph peer?)")
+    rest = bytearray(length - fits)
+    await ep.recv(rest)
+    return bytes(frame[_LENGTH.size:]) + bytes(rest)
 
 
 async def _answer(ep, obj):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from cubind.graph.wire import PROTOCOL
 from tests._toolkit import pythonpath
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -284,7 +285,7 @@ def test_another_protocol_is_refused_before_the_first_tick_on_both_sides():
     code, out, err = finish(rx, timeout=30)
     _, fake_out, _ = finish(fake)
     assert code == 1, out + err
-    text = "the message layouts differ (protocol: theirs 'cubind.graph.ucx/0', ours 'cubind.graph.ucx/1')"
+    text = f"the message layouts differ (protocol: theirs 'cubind.graph.ucx/0', ours {PROTOCOL!r})"
     assert text in err and text in fake_out and '"ok": false' in fake_out
     assert "received" not in out
 

@@ -5,17 +5,20 @@ exact, the remote capacity seen by ``DownstreamReceptiveSchedulingTerm``,
 the remote policy applied, the counts in the run's result, what is refused
 and where."""
 
+import asyncio
 import importlib.util
 import os
 import socket
+import struct
 import sys
+import threading
 import time
 
 import numpy as np
 import pytest
 
 from cubind import graph as gx
-from cubind.graph import wire
+from cubind.graph import ucx_transport, wire
 
 DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.int64, np.float16, np.float32, np.float64, np.complex64,
           np.complex128]
@@ -114,6 +117,98 @@ def test_a_header_that_cannot_be_decoded_names_where_it_arrived(raw, why):
     assert why in str(info.value)
 
 
+@pytest.mark.parametrize("size", [0, 17, ucx_transport.NOTE_FRAME - 8, ucx_transport.NOTE_FRAME - 7,
+                                  3 * ucx_transport.NOTE_FRAME + 5])
+def test_a_note_is_one_ucx_message_where_it_fits_its_frame_and_two_past_it(size):
+    data = (bytes(range(256)) * (size // 256 + 1))[:size]
+    frames = ucx_transport.note_frames(data)
+    assert len(frames) == (1 if size <= ucx_transport.NOTE_FRAME - 8 else 2)
+    assert len(frames[0]) <= ucx_transport.NOTE_FRAME  # what the receiver's first buffer holds
+    assert struct.unpack_from("<Q", frames[0])[0] == size
+    assert bytes(frames[0][8:]) + b"".join(bytes(f) for f in frames[1:]) == data
+
+
+class FakeReady:
+    """A message's ready event: complete or not, as cuEventQuery would answer."""
+
+    def __init__(self, done):
+        self.done = done
+
+    def query(self):
+        return self.done
+
+
+def test_a_device_message_waits_for_its_producer_off_the_loop_only_while_its_event_is_pending(monkeypatch):
+    waited = []
+    monkeypatch.setattr(ucx_transport, "_wait_event",
+                        lambda event, ordinal: waited.append((event, ordinal, threading.current_thread())))
+    done, pending = FakeReady(True), FakeReady(False)
+
+    async def send_both():
+        loop = asyncio.get_running_loop()
+        await ucx_transport.after_producer(loop, done, 0)
+        await ucx_transport.after_producer(loop, pending, 1)
+
+    asyncio.run(send_both())
+    assert [(event, ordinal) for event, ordinal, _ in waited] == [(pending, 1)]
+    assert waited[0][2] is not threading.current_thread()  # a helper thread, not the loop's
+
+
+class ByHandEngine:
+    """The engine's ``soon``, recorded; the test runs the loop's side."""
+
+    def __init__(self):
+        self.calls = []
+
+    def soon(self, fn, *args):
+        self.calls.append((fn, args))
+
+    def run(self):
+        calls, self.calls = self.calls, []
+        for fn, args in calls:
+            fn(*args)
+
+
+def test_a_handoff_wakes_the_loop_once_per_batch_and_keeps_the_order():
+    engine, queue = ByHandEngine(), asyncio.Queue()
+    handoff = ucx_transport.Handoff(engine, queue)
+    for i in range(5):
+        handoff.put(i)
+    assert len(engine.calls) == 1  # one wake for the five
+    engine.run()
+    handoff.put("after")
+    assert len(engine.calls) == 1  # the next item is a new batch: woken again
+    engine.run()
+    assert [queue.get_nowait() for _ in range(queue.qsize())] == [0, 1, 2, 3, 4, "after"]
+
+
+def test_a_handoff_from_many_threads_delivers_each_threads_items_in_order_and_none_twice():
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever)
+    thread.start()
+    try:
+        queue = asyncio.Queue()
+        engine = type("Engine", (), {"soon": staticmethod(loop.call_soon_threadsafe)})
+        handoff = ucx_transport.Handoff(engine, queue)
+        putters = [threading.Thread(target=lambda k=k: [handoff.put((k, i)) for i in range(5000)]) for k in range(4)]
+        for t in putters:
+            t.start()
+        for t in putters:
+            t.join()
+        asyncio.run_coroutine_threadsafe(asyncio.sleep(0), loop).result(10)  # the last flush has run
+        got = asyncio.run_coroutine_threadsafe(_drain(queue), loop).result(10)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+    assert len(got) == 20000
+    for k in range(4):
+        assert [i for who, i in got if who == k] == list(range(5000))
+
+
+async def _drain(queue):
+    return [queue.get_nowait() for _ in range(queue.qsize())]
+
+
 # -- both ends in one process
 
 
@@ -140,7 +235,7 @@ class Sink(gx.Codelet):
 
 
 def loopback(count=20, tx_capacity=1, rx_capacity=1, rx_policy=2, receptive=True, pause_s=0.0, threads=None,
-             context=None):
+             context=None, source=Source):
     port = free_port()
     g = gx.Graph()
     g.entity("ucx").add(gx.UcxContext(cpu_data_only=True, connect_timeout_ms=20000, **(context or {})), "context")
@@ -149,7 +244,7 @@ def loopback(count=20, tx_capacity=1, rx_capacity=1, rx_policy=2, receptive=True
     if receptive:
         a.add(gx.DownstreamReceptiveSchedulingTerm(transmitter="out"))
     a.add(gx.CountSchedulingTerm(count=count))
-    a.add(Source(), "source")
+    a.add(source(), "source")
     b = g.entity("b")
     b.add(gx.UcxReceiver(port=port, capacity=rx_capacity, policy=rx_policy), "in")
     b.add(gx.MessageAvailableSchedulingTerm(receiver="in"))
@@ -170,6 +265,34 @@ def test_messages_cross_in_order_with_their_contents_and_are_counted(ucxx_needed
     assert result.messages["a/out"]["sent"] == 40 and result.messages["b/in"]["received"] == 40
     assert result.messages["a/out"]["remote"] == "b/in" and result.messages["b/in"]["peer"] == "a/out"
 
+
+class ManyPartsSource(gx.Codelet):
+    """Messages of several tensors (one empty, one of 256 KiB: UCX's
+    rendezvous rather than eager sends); every third one's header is past a
+    note's frame (two UCX messages), the others' within it."""
+
+    def tick(self):
+        n = self.get_execution_count()
+        m = gx.Message()
+        m.add_tensor("small", np.full(3, n, np.float32))
+        m.add_tensor("empty", np.zeros(0, np.int64))
+        m.add_tensor("large", np.full(256 << 10, n % 251, np.uint8))
+        m.add("n", n)
+        if n % 3 == 0:
+            m.add("text", f"{n:04d}" * ucx_transport.NOTE_FRAME)
+        self.tx("out").publish(m)
+
+
+def test_a_messages_header_and_tensors_cross_whole_and_in_order_past_a_notes_frame(ucxx_needed):
+    g, sink, _ = loopback(count=30, rx_capacity=2, source=ManyPartsSource)
+    result = g.run()
+    assert [m.get("n") for m in sink.seen] == list(range(1, 31))
+    for n, m in enumerate(sink.seen, 1):
+        assert np.array_equal(m.tensor("small").data, np.full(3, n, np.float32))
+        assert m.tensor("empty").shape == (0,)
+        assert np.array_equal(m.tensor("large").data, np.full(256 << 10, n % 251, np.uint8))
+        assert m.get("text", None) == (f"{n:04d}" * ucx_transport.NOTE_FRAME if n % 3 == 0 else None)
+    assert result.messages["b/in"]["received"] == 30
 
 def test_the_downstream_receptive_term_sees_the_remote_queues_room(ucxx_needed):
     """A slow consumer with a one-message queue that raises when full: the

@@ -13,6 +13,7 @@ import sys
 
 import ucxx
 
+from cubind.graph.ucx_transport import receive_note, send_note
 from cubind.graph.wire import LAYOUT
 
 
@@ -31,11 +32,11 @@ async def main(port, mode):
     print(json.dumps(reply), flush=True)
     if reply.get("ok"):
         if mode == "garbage":
-            await ep.send_obj(b"\x00 this is not a header")
+            await send_note(ep, b"\x00 this is not a header")
         elif mode == "short":
-            await ep.send_obj(json.dumps({"bye": True, "sent": 5}).encode())
+            await send_note(ep, json.dumps({"bye": True, "sent": 5}).encode())
         try:
-            await asyncio.wait_for(ep.recv_obj(), 10)  # until the receiver closes
+            await asyncio.wait_for(receive_note(ep), 10)  # until the receiver closes
         except Exception:
             pass
     await ep.close()
