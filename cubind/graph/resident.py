@@ -332,11 +332,6 @@ class ResidentChain:
         self._out_layouts = [(a.shape, a.dtype) for a in fixed_out]
         if targets is None:  # arrays of the kind each message's are (a pool's), not launched into
             targets = [cubind.empty(shape, dtype, stream=self.stream) for shape, dtype in self._out_layouts]
-        # Every address the nodes are made with allocated by now, not only
-        # in its stream's order: instantiation reads what each one is (once
-        # per chain, or per refused message).
-        # (The sources' producers were waited for on this stream at receive.)
-        self.stream.synchronize()
         if self.replay is not None:
             self.replay[0].close()
             self.replay = None
