@@ -363,37 +363,32 @@ class ResidentChain:
         graph.launch(self.stream)
         return targets
 
-    def _sources(self, message):
-        """The input message's tensors, checked against the captured ones;
-        a strided one as a contiguous copy on the chain's stream (the copy
-        node copies bytes)."""
-        out = {}
+    def _matched(self, message):
+        """(name, chain buffer, message's array) per input tensor, checked
+        against the captured message's: same names, device, shape, dtype."""
         if message is None:
-            return out
+            return []
         tensors = message.tensors()
         if set(tensors) != set(self.inputs):
             raise GraphError(f"{self.label}: the input message carries tensors {sorted(tensors)}, the captured "
                              f"one carried {sorted(self.inputs)}")
+        matched = []
         for name, fixed in self.inputs.items():
             data = tensors[name].data
             if not tensors[name].is_device or data.shape != fixed.shape or np.dtype(data.dtype) != fixed.dtype:
                 raise GraphError(f"{self.label}: tensor {name!r} is {tensors[name]!r}; the captured chain reads "
                                  f"device {fixed.dtype}{list(fixed.shape)}")
-            out[name] = data if data.c_contiguous else data.copy(stream=self.stream)
-        return out
+            matched.append((name, fixed, data))
+        return matched
+
+    def _sources(self, message):
+        """The input message's tensors by name; a strided one as a contiguous
+        copy on the chain's stream (the copy node copies bytes)."""
+        return {name: data if data.c_contiguous else data.copy(stream=self.stream)
+                for name, _, data in self._matched(message)}
 
     def _copy_in(self, message):
-        if message is None:
-            return
-        tensors = message.tensors()
-        if set(tensors) != set(self.inputs):
-            raise GraphError(f"{self.label}: the input message carries tensors {sorted(tensors)}, the captured "
-                             f"one carried {sorted(self.inputs)}")
-        for name, fixed in self.inputs.items():
-            data = tensors[name].data
-            if not tensors[name].is_device or data.shape != fixed.shape or np.dtype(data.dtype) != fixed.dtype:
-                raise GraphError(f"{self.label}: tensor {name!r} is {tensors[name]!r}; the captured chain reads "
-                                 f"device {fixed.dtype}{list(fixed.shape)}")
+        for _, fixed, data in self._matched(message):
             fixed.copy_from(data, stream=self.stream)
 
     def _publish(self, message, filled=None):
