@@ -329,6 +329,12 @@ def test_an_allocator_makes_host_tensors_from_a_description():
     assert s.data.strides == (8, 2) and s.data.shape == (3, 2)
     with pytest.raises(ValueError, match="is not a storage"):
         gx.TensorDescription("u", "gpu", [1], np.float32)
+    # numpy integers and a tuple of ints: the same description
+    assert gx.TensorDescription("n", "host", np.int64(5), "f4").shape == (5,)
+    assert gx.TensorDescription("n", "host", (np.int32(2), 3), "f4").shape == (2, 3)
+    assert gx.TensorDescription("n", "host", (2, 3), np.float32) == gx.TensorDescription("n", "host", [2, 3], "f4")
+    with pytest.raises(ValueError, match="negative extent"):
+        gx.TensorDescription("n", "host", (2, -1), np.float32)
 
 
 def test_the_published_timestamp_is_stamped():

@@ -905,6 +905,17 @@ def test_free_waits_for_queued_work_that_uses_the_memory(emulated_gpu):
     assert names.index("cuEventSynchronize") < names.index("cuMemFree")
 
 
+def test_a_free_sweeps_holds_whose_work_is_done(emulated_gpu):
+    # Without a later hold nothing else sweeps them: every free would scan
+    # the list (under its lock) for good.
+    a = to_gpu(np.arange(4.0))
+    a.fill(3.0, stream=0x43)  # queued on another stream than the memory's: held
+    assert _pending.pending_count() == 1
+    b = empty(4)
+    b.free()                   # its work done (the emulator's events complete at once)
+    assert _pending.pending_count() == 0
+
+
 def test_item_and_zero_sized_arrays(emulated_gpu):
     assert to_gpu(np.array([3.5]))[0].item() == 3.5
     with pytest.raises(ValueError, match="item\\(\\) needs an array of size 1"):

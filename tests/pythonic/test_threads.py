@@ -79,6 +79,32 @@ def test_hold_sweep_and_wait_from_many_threads(checking_driver):
     assert checking_driver.events == {}, "every event made was destroyed once"
 
 
+@pytest.fixture
+def recording_pending_driver(monkeypatch):
+    """The emulated driver under cubind/_core/pending.py alone, keeping its calls."""
+    yield from install_pending(monkeypatch, latency=0)
+
+
+def test_order_records_the_threads_own_event_again_and_destroys_it_when_the_thread_ends(recording_pending_driver):
+    # cuStreamWaitEvent snapshots the event's last record: one event per
+    # thread serves every order(), not one made and destroyed per call.
+    driver = recording_pending_driver
+    made = {}
+
+    def work(n):
+        for _ in range(50):
+            _pending.order(n, n + 1)
+        made[n] = [name for name, _ in list(driver.calls)].count("cuEventCreate")
+
+    for n in range(3):
+        t = threading.Thread(target=work, args=(n,))
+        t.start()
+        t.join()
+    assert made == {0: 1, 1: 2, 2: 3}           # one per thread, whatever its calls
+    gc.collect()
+    assert driver.violations == [] and driver.events == {}  # each destroyed with its thread
+
+
 # == arrays from 16 threads over a thread-safe emulated driver ====================================
 
 THREADS = 16
