@@ -3486,7 +3486,7 @@ cdef CUresult cuGraphDestroyNode(CUgraphNode hNode) except? CUDA_ERROR_UNKNOWN n
 cdef CUresult cuGraphInstantiate(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphInstantiate == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGraphInstantiate, b"cuGraphInstantiateWithFlags", b"cuGraphInstantiate", 13000, True) == 1:
+        if _resolve(&_p_cuGraphInstantiate, b"cuGraphInstantiateWithFlags", b"cuGraphInstantiateWithFlags", 11040, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUgraphExec*, CUgraph, unsigned long long) noexcept nogil>_p_cuGraphInstantiate)(phGraphExec, hGraph, flags)

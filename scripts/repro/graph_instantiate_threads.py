@@ -9,14 +9,14 @@ Each round makes a graph holding a child graph (a memset over 256 KiB),
 instantiates, launches and destroys it; the other threads only sleep (they
 never call CUDA). Exit 0 and "ok" when every round ran; a crash is exit 139.
 
-Seen on an H100 (driver 580.159.04, Python 3.12.3), 2026-11-26: the
-Pythonic layer crashed in most runs with 3 threads and never with 0; the
-1:1 module's loop crashed 3 of 3 on a freshly started machine, then 0 of 2;
-NVIDIA's cuda.bindings, 0 of 6. It first showed as a crash of
-tests/graph/test_gpu_resident.py's 4-worker case (a chain's capture is
-instantiated on one worker while others run), also with the code of
-before this session. Not understood yet: see the closing note of
-2026-11-26 and CHANGELOG.md.
+Seen on an H100 (driver 580.159.04, Python 3.12.3), 2026-11-26, and
+explained the same day: the generated loader asked cuGetProcAddress for
+"cuGraphInstantiate", which is the driver's 11.0 ABI (error node, log buffer,
+its size); the binding called it with (exec, graph, flags), so the log buffer
+and its size were whatever the registers held. Fixed in the generator
+(name_proc_symbols: asked as cuGraphInstantiateWithFlags). Before the fix,
+alternating builds on one H100: 5 of 12 runs crashed; after it, 0 of 6.
+tests/bindings/test_driver_execution.py runs this script on the GPU.
 """
 
 import argparse

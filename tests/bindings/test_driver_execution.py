@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -186,6 +187,43 @@ def test_graph_from_stream_capture(cuda, kernel, device_alloc, cu_stream):
     finally:
         ok(cuda.cuGraphDestroy, graph)
     assert read_u32(cuda, x, 64).tolist() == [5 * 7] * 64
+
+
+@pytest.mark.gpu
+def test_instantiation_flags_reach_the_executable_graph(cuda, cu_stream):
+    """cuGraphInstantiate is cuda.h's name for cuGraphInstantiateWithFlags;
+    resolved under its own name the driver gave the 11.0 ABI, which has no
+    flags (and read a log buffer from whatever the registers held)."""
+    graph = ok(cuda.cuGraphCreate, 0)
+    try:
+        ok(cuda.cuGraphAddEmptyNode, graph, None, 0)
+        # The flags cuGraphExecGetFlags reports (UPLOAD it documents as never
+        # reported; the H100's driver 580 reports USE_NODE_PRIORITY as 0 too).
+        for flags in (0, cuda.CUgraphInstantiate_flags.CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH):
+            graph_exec = ok(cuda.cuGraphInstantiate, graph, flags)
+            try:
+                assert int(ok(cuda.cuGraphExecGetFlags, graph_exec)) == int(flags)
+                ok(cuda.cuGraphLaunch, graph_exec, cu_stream)
+                ok(cuda.cuStreamSynchronize, cu_stream)
+            finally:
+                ok(cuda.cuGraphExecDestroy, graph_exec)
+    finally:
+        ok(cuda.cuGraphDestroy, graph)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layer", ["raw", "pythonic"])
+def test_graphs_instantiated_while_other_threads_run(layer):
+    """The crash of 2026-11-26 (SIGSEGV in cuGraphInstantiate while other
+    Python threads exist), in a process of its own: 400 rounds, 3 threads."""
+    script = Path(__file__).resolve().parents[2] / "scripts" / "repro" / "graph_instantiate_threads.py"
+    rounds = "100" if os.environ.get("CUBIND_UNDER_SANITIZER") else "400"
+    for _ in range(2):
+        done = subprocess.run([sys.executable, str(script), "--layer", layer, "--threads", "3", "--rounds", rounds],
+                              env={**os.environ, "PYTHONPATH": pythonpath()}, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+        assert done.stdout.startswith("ok"), done.stdout
 
 
 # -- host callbacks ------------------------------------------------------------------

@@ -199,6 +199,26 @@ def test_functions_resolve_at_their_abi_version_with_legacy_stream(fake_driver):
     assert table["cuStreamQuery"][1] == 1             # CU_GET_PROC_ADDRESS_LEGACY_STREAM
 
 
+def test_a_function_renamed_by_the_header_is_asked_for_by_its_abi_name(fake_driver):
+    """cuda.h's `#define cuGraphInstantiate cuGraphInstantiateWithFlags`: the
+    driver's cuGetProcAddress("cuGraphInstantiate") is the 10.0/11.0 ABI with
+    an error node and a log buffer. Asked for that, the call lost its flags
+    and the driver was handed a garbage log buffer: a crash, at times."""
+    got = run(fake_driver, """
+        err, graph = cuda.cuGraphCreate(0)
+        flags = cuda.CUgraphInstantiate_flags.CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+        err, exe = cuda.cuGraphInstantiate(graph, flags)
+        err2, got_flags = cuda.cuGraphExecGetFlags(exe)
+        legacy = ctypes.c_int.in_dll(fake, "fake_legacy_instantiate_count").value
+        asked = [r[:2] for r in requests() if r[0].startswith("cuGraphInstantiate")]
+        print(json.dumps([int(err), int(err2), int(got_flags), int(flags), legacy, asked]))
+    """)
+    err, err2, got_flags, flags, legacy, asked = got
+    assert (err, err2, legacy) == (0, 0, 0)
+    assert got_flags == flags
+    assert asked == [["cuGraphInstantiateWithFlags", 11040]]
+
+
 def test_per_thread_default_stream_is_an_opt_in(fake_driver):
     got = run(fake_driver, """
         cuda.cuStreamQuery(None)

@@ -452,11 +452,43 @@ static int f_cuGraphAddNode_v12000(unsigned long long *out, void *g, const unsig
                                    unsigned char *params) {
     return f_cuGraphAddNode(out, g, deps, NULL, n, params);
 }
-static int f_cuGraphInstantiate(void **exec, void *g, unsigned long long flags) {
-    (void)g; (void)flags;
+/* Each executable graph's instantiation flags, for cuGraphExecGetFlags. */
+#define FAKE_MAX_EXECS 4096
+static struct { unsigned long long exec, flags; } fake_execs[FAKE_MAX_EXECS];
+static int fake_exec_count = 0;
+static pthread_mutex_t fake_exec_lock = PTHREAD_MUTEX_INITIALIZER;
+static int f_cuGraphInstantiateWithFlags(void **exec, void *g, unsigned long long flags) {
+    (void)g;
     if (fake_sticky) return fake_fail(__func__, fake_sticky);
     fake_instantiate_count++;
     *exec = (void *)fake_new("cuGraphInstantiate", 0);
+    pthread_mutex_lock(&fake_exec_lock);
+    fake_execs[fake_exec_count++ % FAKE_MAX_EXECS].exec = (unsigned long long)*exec;
+    fake_execs[(fake_exec_count - 1) % FAKE_MAX_EXECS].flags = flags;
+    pthread_mutex_unlock(&fake_exec_lock);
+    return 0;
+}
+/* What cuGetProcAddress("cuGraphInstantiate") gives at any version: the
+   driver's only ABIs under that name are 10.0's and 11.0's, with an error node
+   and a log buffer instead of flags (cuda.h renames the 12.x call to
+   cuGraphInstantiateWithFlags). A binding calling it with (exec, graph,
+   flags) loses its flags and hands the driver a garbage log buffer; this one
+   instantiates without flags, as the driver does, and writes the log buffer
+   only where its size is said, as the driver may. */
+int fake_legacy_instantiate_count = 0;
+static int f_cuGraphInstantiate_v11000(void **exec, void *g, unsigned long long *error_node, char *log,
+                                       size_t log_size) {
+    (void)error_node;
+    fake_legacy_instantiate_count++;
+    if (log && log_size) log[0] = 0;
+    return f_cuGraphInstantiateWithFlags(exec, g, 0);
+}
+static int f_cuGraphExecGetFlags(void *exec, unsigned long long *flags) {
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    pthread_mutex_lock(&fake_exec_lock);
+    for (int i = 0; i < fake_exec_count && i < FAKE_MAX_EXECS; i++)
+        if (fake_execs[i].exec == (unsigned long long)exec) *flags = fake_execs[i].flags;
+    pthread_mutex_unlock(&fake_exec_lock);
     return 0;
 }
 static int f_cuGraphExecDestroy(void *exec) { fake_log("cuGraphExecDestroy", (unsigned long long)exec); return fake_fail(__func__, fake_sticky); }
@@ -964,7 +996,9 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuMemsetD16Async", (void *)f_cuMemsetAsync},
     {"cuMemsetD32Async", (void *)f_cuMemsetAsync},
     {"cuGraphNodeGetType", (void *)f_cuGraphNodeGetType},
-    {"cuGraphInstantiate", (void *)f_cuGraphInstantiate},
+    {"cuGraphInstantiate", (void *)f_cuGraphInstantiate_v11000},
+    {"cuGraphInstantiateWithFlags", (void *)f_cuGraphInstantiateWithFlags},
+    {"cuGraphExecGetFlags", (void *)f_cuGraphExecGetFlags},
     {"cuGraphExecDestroy", (void *)f_cuGraphExecDestroy},
     {"cuGraphLaunch", (void *)f_cuGraphLaunch},
     {"cuGraphExecKernelNodeSetParams", (void *)f_cuGraphExecKernelNodeSetParams},

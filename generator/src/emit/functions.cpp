@@ -58,6 +58,7 @@ View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Co
   if (f.returns_status && !ctx.spec.missing_function_status.empty())
     d.set("missing_status", ctx.spec.missing_function_status);
   if (f.header_only) d.set("header", f.header);
+  d.set("proc_name", f.proc_name.empty() ? f.name : f.proc_name);
   d.set("abi_version", std::to_string(f.abi_version));
   d.set("c_result", ctx.c_names.cython(f.result));
   // A void function's call is no value to return (Cython refuses it).

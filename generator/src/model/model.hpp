@@ -151,6 +151,9 @@ struct Function {
   bool value_only = false;
   std::string skip_reason;
   std::string alias_of;  // the ABI symbol called, when an alias maps the name
+  // The name the library's version resolver knows the ABI by, where it is not
+  // `name` (cuGraphInstantiate is cuGraphInstantiateWithFlags); empty: `name`.
+  std::string proc_name;
   // The version of the function's ABI that matches this declaration, where
   // the library resolves by version (the driver's cuGetProcAddress); 0: none.
   int abi_version = 0;

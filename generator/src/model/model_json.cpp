@@ -105,6 +105,7 @@ json function_json(const Function& f) {
   put(j, "status_field", f.status_field);
   if (f.value_only) j["value_only"] = true;
   put(j, "alias_of", f.alias_of);
+  put(j, "proc_name", f.proc_name);
   put(j, "releases_kept", f.releases_kept);
   if (f.header_only) j["header_only"] = true;
   if (f.abi_version) j["abi_version"] = f.abi_version;

@@ -2,6 +2,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <stdexcept>
 
 #include "passes/passes.hpp"
 
@@ -33,12 +34,31 @@ void apply_aliases(model::Model& model) {
   }
 }
 
+void name_proc_symbols(model::Model& model, const spec::Spec& spec) {
+  if (spec.proc_address_function.empty()) return;
+  const std::regex versioned("(" + spec.conventions.version_suffix + ")$");
+  for (auto& f : model.functions) {
+    if (f.alias_of.empty()) continue;
+    const std::string base = std::regex_replace(f.alias_of, versioned, "");
+    if (base != f.name) f.proc_name = base;
+  }
+}
+
 void choose_abi_versions(model::Model& model) {
   std::map<std::pair<std::string, std::string>, int> versions;  // (name, signature) -> version
-  for (const auto& p : model.abi_prototypes) versions[{p.name, p.signature}] = p.version;
+  std::set<std::string> known;                                  // names with any prototype
+  for (const auto& p : model.abi_prototypes) {
+    versions[{p.name, p.signature}] = p.version;
+    known.insert(p.name);
+  }
   for (auto& f : model.functions) {
-    auto version = versions.find({f.name, f.abi_signature});
+    const std::string& name = f.proc_name.empty() ? f.name : f.proc_name;
+    auto version = versions.find({name, f.abi_signature});
     const bool matched = !f.abi_signature.empty() && version != versions.end();
+    if (!matched && known.count(name))
+      throw std::runtime_error(f.name + ": the ABI typedefs know " + name + " only with other parameters than " +
+                               f.abi_signature + "; asked for " + name + " at the headers' version, the loader " +
+                               "would call one of those");
     f.abi_version = matched ? version->second : model.cuda_version;
   }
 }

@@ -15,8 +15,17 @@ namespace cubind::passes {
 // ABI version whose prototype (under the name users call) matches the
 // declaration. The one place the alias rule lives.
 void apply_aliases(model::Model& model);
+// The name a version-resolving loader (loader.proc_address_function: the
+// driver's cuGetProcAddress) is asked for: the ABI symbol without its version
+// suffix. `#define cuMemAlloc cuMemAlloc_v2` is asked as cuMemAlloc; but
+// `#define cuGraphInstantiate cuGraphInstantiateWithFlags` renames to another
+// function, asked by its own name: the driver's cuGraphInstantiate is the
+// older five-parameter ABI. Nothing for a library loaded by symbol (dlsym).
+void name_proc_symbols(model::Model& model, const spec::Spec& spec);
 // The ABI version each function is resolved at: that of the prototype
 // matching its declaration, else the headers' own version (after aliases).
+// Throws where the typedefs know ABIs under the function's resolver name and
+// none matches its declaration: the resolver would hand back one of those.
 void choose_abi_versions(model::Model& model);
 // Inline wrappers and the versioned symbols they forward to (spec
 // conventions.abi_symbol): one function, bound under the wrapper's name.

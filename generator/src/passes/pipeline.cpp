@@ -20,6 +20,7 @@ struct Pass {
 const Pass kPipeline[] = {
     {"merge_abi_symbols", merge_abi_symbols},
     {"apply_aliases", [](Model& m, const Spec&) { apply_aliases(m); }},
+    {"name_proc_symbols", name_proc_symbols},
     {"choose_abi_versions", [](Model& m, const Spec&) { choose_abi_versions(m); }},
     {"resolve_loader", resolve_loader},
     {"name_public_records", name_public_records},

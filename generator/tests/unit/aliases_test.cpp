@@ -128,3 +128,64 @@ TEST(ChooseAbiVersions, MatchingPrototypeElseTheHeadersVersion) {
   EXPECT_EQ(m.functions[0].abi_version, 2000);
   EXPECT_EQ(m.functions[1].abi_version, 13000);
 }
+
+TEST(NameProcSymbols, ARenameToAnotherFunctionIsAskedForByThatName) {
+  // cuda.h: `#define cuGraphInstantiate cuGraphInstantiateWithFlags`; the
+  // driver's cuGraphInstantiate is the older ABI with other parameters.
+  cubind::model::Model m;
+  cubind::model::Function renamed, versioned, plain;
+  renamed.name = "cuGraphInstantiate";
+  renamed.alias_of = "cuGraphInstantiateWithFlags";
+  versioned.name = "cuMemAlloc";
+  versioned.alias_of = "cuMemAlloc_v2";
+  plain.name = "cuInit";
+  m.functions = {renamed, versioned, plain};
+  cubind::spec::Spec s;
+  s.proc_address_function = "cuGetProcAddress_v2";
+  cubind::passes::name_proc_symbols(m, s);
+  EXPECT_EQ(m.functions[0].proc_name, "cuGraphInstantiateWithFlags");
+  EXPECT_EQ(m.functions[1].proc_name, "");  // asked as cuMemAlloc, at _v2's version
+  EXPECT_EQ(m.functions[2].proc_name, "");
+}
+
+TEST(NameProcSymbols, NothingForALibraryLoadedBySymbol) {
+  cubind::model::Model m;
+  cubind::model::Function renamed;
+  renamed.name = "f";
+  renamed.alias_of = "fWithFlags";
+  m.functions = {renamed};
+  cubind::passes::name_proc_symbols(m, cubind::spec::Spec{});
+  EXPECT_EQ(m.functions[0].proc_name, "");
+}
+
+TEST(ChooseAbiVersions, TheResolverNameChoosesThePrototype) {
+  cubind::model::Model m;
+  m.cuda_version = 13000;
+  cubind::model::Function f;
+  f.name = "xInstantiate";
+  f.proc_name = "xInstantiateWithFlags";
+  f.abi_signature = "(int;)";
+  m.functions = {f};
+  m.abi_prototypes = {{"xInstantiate", "(int;char;)", 11000}, {"xInstantiateWithFlags", "(int;)", 11040}};
+  cubind::passes::choose_abi_versions(m);
+  EXPECT_EQ(m.functions[0].abi_version, 11040);
+}
+
+TEST(ChooseAbiVersions, KnownNameWithoutTheDeclaredParametersIsAnError) {
+  // What cuGraphInstantiate was before name_proc_symbols: the resolver,
+  // asked at the headers' version, hands back the latest ABI of that name,
+  // whose parameters are not the declaration's.
+  cubind::model::Model m;
+  m.cuda_version = 13000;
+  cubind::model::Function f;
+  f.name = "xInstantiate";
+  f.abi_signature = "(int;)";
+  m.functions = {f};
+  m.abi_prototypes = {{"xInstantiate", "(int;char;)", 11000}};
+  try {
+    cubind::passes::choose_abi_versions(m);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("xInstantiate"), std::string::npos);
+  }
+}
