@@ -922,7 +922,32 @@ static int f_cuLogsDumpToFile(unsigned *iterator, const char *path, unsigned fla
     return 0;
 }
 
+/* The device's current memory pool: one, whose release threshold is kept
+   (starting at the driver's 0) so tests see what a binding sets there. */
+unsigned long long fake_pool_release_threshold = 0;
+int fake_pool_threshold_sets = 0;
+static int f_cuDeviceGetMemPool(unsigned long long *pool, int dev) {
+    (void)dev;
+    *pool = 0xB001;
+    return fake_fail(__func__, fake_sticky);
+}
+static int f_cuMemPoolGetAttribute(unsigned long long pool, int attr, void *value) {
+    (void)pool;
+    if (attr == 4) *(unsigned long long *)value = fake_pool_release_threshold; /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
+    return fake_fail(__func__, fake_sticky);
+}
+static int f_cuMemPoolSetAttribute(unsigned long long pool, int attr, void *value) {
+    (void)pool;
+    if (attr == 4) {
+        fake_pool_release_threshold = *(unsigned long long *)value;
+        fake_pool_threshold_sets++;
+    }
+    return fake_fail(__func__, fake_sticky);
+}
 static const struct { const char *name; void *fn; } fake_table[] = {
+    {"cuDeviceGetMemPool", (void *)f_cuDeviceGetMemPool},
+    {"cuMemPoolGetAttribute", (void *)f_cuMemPoolGetAttribute},
+    {"cuMemPoolSetAttribute", (void *)f_cuMemPoolSetAttribute},
     {"cuLaunchKernelEx", (void *)fake_launch_ex},
     {"cuGraphicsGLRegisterBuffer", (void *)f_cuGraphicsGLRegisterBuffer},
     {"cuGraphicsGLRegisterImage", (void *)f_cuGraphicsGLRegisterImage},

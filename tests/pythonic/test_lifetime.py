@@ -391,3 +391,28 @@ def test_memory_used_on_another_stream_is_freed_after_that_streams_work(fake_dri
     names = [(call[0], int(call[-1], 16)) for call in calls]
     assert names.index(("cuMemFree", out["ptr"])) < names.index(("cuStreamDestroy", out["other"]))
 
+
+
+@pytest.mark.parametrize("preset", [0, 1 << 30])
+def test_the_pool_keeps_freed_memory_unless_its_threshold_was_set(fake_driver, tmp_path, preset):
+    # The driver's release threshold of 0 hands a pool's free memory back at
+    # every synchronisation (the next allocation maps it again); cubind raises
+    # it before a device's first stream-ordered allocation, as cuda.core does,
+    # and leaves a threshold someone set.
+    out, stderr, _ = run(fake_driver, tmp_path, f"""
+        threshold = ctypes.c_ulonglong.in_dll(fake, "fake_pool_release_threshold")
+        sets = ctypes.c_int.in_dll(fake, "fake_pool_threshold_sets")
+        threshold.value = {preset}
+        plain = cubind.empty(16, np.float32)          # cuMemAlloc: no pool
+        before = (threshold.value, sets.value)
+        s = cubind.Stream()
+        arrays = [cubind.empty(16, np.float32, stream=s) for _ in range(3)]
+        print(json.dumps([before, threshold.value, sets.value]))
+    """)
+    assert stderr == ""
+    before, after, sets = out
+    assert before == [preset, 0]
+    if preset:
+        assert (after, sets) == (preset, 0)
+    else:
+        assert (after, sets) == (2**64 - 1, 1)   # once, for all three

@@ -1186,6 +1186,20 @@ def test_stream_ordered_memory_returns_to_the_pool(cuda, stream):
 
 
 @pytest.mark.gpu
+def test_stream_ordered_memory_stays_in_the_pool_after_a_synchronisation(cuda, stream):
+    # The driver's default release threshold (0) would unmap the pool's free
+    # memory at the synchronisation, and the next allocation map it again.
+    attr = cuda.CUmemPool_attribute
+    device = int(ok(cuda.cuCtxGetDevice()))
+    a = empty(16 << 20, np.uint8, stream=stream)
+    del a
+    ok(cuda.cuStreamSynchronize(stream))
+    pool = ok(cuda.cuDeviceGetMemPool(device))
+    assert int(ok(cuda.cuMemPoolGetAttribute(pool, attr.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD))) == 2**64 - 1
+    assert int(ok(cuda.cuMemPoolGetAttribute(pool, attr.CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT))) >= 16 << 20
+
+
+@pytest.mark.gpu
 def test_free_and_with_release_at_once_and_refuse_use(cuda):
     before = free_bytes(cuda)
     with empty(128 << 20, np.uint8) as a:
