@@ -23,6 +23,7 @@ run's ``wake`` without holding it."""
 
 import asyncio
 import atexit
+import collections
 import json
 import os
 import struct
@@ -41,6 +42,8 @@ PEER_CLOSE_S = 2.0
 # A note's first UCX message: most headers and every control note fit one.
 NOTE_FRAME = 4096
 NOTE_LIMIT = 1 << 30
+# Messages a transmitter has in flight on its connection (their sends posted, not yet complete).
+SEND_WINDOW = 4
 _LENGTH = struct.Struct("<Q")
 
 
@@ -295,11 +298,18 @@ class OutLink(_Link):
         self.tasks = [loop.create_task(self._send_loop()), loop.create_task(self._control_loop())]
 
     async def _send_loop(self):
+        """Up to ``SEND_WINDOW`` messages in flight: the next message's
+        sends are posted while the ones before still complete (a rendezvous
+        waits for the receiver), in the order of the queue (one task per UCX
+        message, made here in order: each posts at its first step)."""
         loop = asyncio.get_running_loop()
+        in_flight = collections.deque()
         try:
             while True:
                 item = await self.outbox.get()
                 if item is _BYE:
+                    while in_flight:
+                        await self._sent(in_flight.popleft())
                     with self.lock:
                         sent = self.sent
                     await send_note(self.ep, _json({"bye": True, "sent": sent}))
@@ -311,12 +321,26 @@ class OutLink(_Link):
                     ordinal = self.queue.entity.device or 0
                     self.context.engine.use_device(ordinal)
                     await after_producer(loop, ready, ordinal)
-                await posted_together([self.ep.send(part) for part in (*note_frames(header), *buffers)])
-                with self.lock:
-                    self.sent += 1
+                # The parts of one message keep each other (and the message's arrays) alive until all are sent.
+                parts = [loop.create_task(self.ep.send(part)) for part in (*note_frames(header), *buffers)]
+                in_flight.append(parts)
+                while in_flight and (len(in_flight) > SEND_WINDOW or all(t.done() for t in in_flight[0])):
+                    await self._sent(in_flight.popleft())
         except Exception as exc:
             self._fail(UcxError(f"{self.where}: the connection to the UcxReceiver at {self.peer} was lost "
                                 f"while sending message {self.sent + 1} ({type(exc).__name__}: {exc})"))
+        finally:
+            for parts in in_flight:
+                for task in parts:
+                    task.cancel()
+
+    async def _sent(self, parts):
+        """Waits for one message's UCX sends; its failure is raised once all have ended."""
+        for result in await asyncio.gather(*parts, return_exceptions=True):
+            if isinstance(result, BaseException):
+                raise result
+        with self.lock:
+            self.sent += 1
 
     async def _control_loop(self):
         answer = False
@@ -473,39 +497,52 @@ class InLink(_Link):
             self.connected.set_result(False)
 
     async def _receive_loop(self):
+        """The next header's receive is posted as soon as the current
+        message's buffers' are (tagged messages match in the order their
+        receives are posted), so it is under way while the buffers arrive."""
         ep, where = self.ep, f"entity {self.queue.entity.name!r}, {self.queue.path}"
-        while True:
-            try:
-                raw = await receive_note(ep)
-            except Exception as exc:
-                if not self.peer_ended:
-                    self._fail(UcxError(f"{self.where}: the connection from {self.peer} was lost after "
-                                        f"{self.received} message(s) ({type(exc).__name__}: {exc or 'peer gone'})"))
-                return
-            try:
-                note = json.loads(bytes(raw).decode())
-            except ValueError:
-                note = None
-            if isinstance(note, dict) and note.get("bye"):
-                self._ended(note)
-                await self._until_closed(ep)
-                return
-            try:
-                entries = decode_header(raw, f"{where}: message {self.received + 1} from {self.peer}")
-                tensors = await self._receive_tensors(ep, entries)
-                message = assemble(entries, tensors)
-                grant = self.queue.deliver_remote(message)
-            except (WireError, QueueFullError) as exc:
-                self._fail(exc)
-                return
-            except Exception as exc:
-                self._fail(UcxError(f"{self.where}: message {self.received + 1} from {self.peer} was lost "
-                                    f"({type(exc).__name__}: {exc})"))
-                return
-            with self.lock:
-                self.received += 1
-            self.grant(grant)
-            self.context.wake()
+        loop = asyncio.get_running_loop()
+        next_note = loop.create_task(receive_note(ep))
+        try:
+            while True:
+                try:
+                    raw = await next_note
+                except Exception as exc:
+                    if not self.peer_ended:
+                        self._fail(UcxError(f"{self.where}: the connection from {self.peer} was lost after "
+                                            f"{self.received} message(s) ({type(exc).__name__}: {exc or 'peer gone'})"))
+                    return
+                try:
+                    note = json.loads(bytes(raw).decode())
+                except ValueError:
+                    note = None
+                if isinstance(note, dict) and note.get("bye"):
+                    self._ended(note)
+                    await self._until_closed(ep)
+                    return
+                try:
+                    entries = decode_header(raw, f"{where}: message {self.received + 1} from {self.peer}")
+                    tensors, receives = self._post_tensors(ep, entries)
+                    next_note = loop.create_task(receive_note(ep))
+                    for result in await asyncio.gather(*receives, return_exceptions=True):
+                        if isinstance(result, BaseException):
+                            raise result
+                    message = assemble(entries, tensors)
+                    grant = self.queue.deliver_remote(message)
+                except (WireError, QueueFullError) as exc:
+                    self._fail(exc)
+                    return
+                except Exception as exc:
+                    self._fail(UcxError(f"{self.where}: message {self.received + 1} from {self.peer} was lost "
+                                        f"({type(exc).__name__}: {exc})"))
+                    return
+                with self.lock:
+                    self.received += 1
+                self.grant(grant)
+                self.context.wake()
+        finally:
+            if not next_note.done():
+                next_note.cancel()
 
     async def _until_closed(self, ep):
         """After the goodbye the transmitter closes first: the listening
@@ -517,7 +554,10 @@ class InLink(_Link):
             pass
         self.peer_closed.set()
 
-    async def _receive_tensors(self, ep, entries):
+    def _post_tensors(self, ep, entries):
+        """The arrays a message's tensors go into, and their receives posted
+        in the header's order (one task each, made here: each posts at its
+        first step, before any receive made after it)."""
         tensors, device = {}, False
         for entry in entries:
             if entry["kind"] == "tensor":
@@ -526,9 +566,10 @@ class InLink(_Link):
         if device:
             self.context.engine.use_device(self.queue.entity.device or 0)
             self.context.allocations_ready(self.queue)
-        await posted_together([ep.recv(tensors[entry["name"]]) for entry in entries
-                               if entry["kind"] == "tensor" and entry["nbytes"]])
-        return tensors
+        loop = asyncio.get_running_loop()
+        receives = [loop.create_task(ep.recv(tensors[entry["name"]])) for entry in entries
+                    if entry["kind"] == "tensor" and entry["nbytes"]]
+        return tensors, receives
 
     def _ended(self, note):
         with self.lock:
