@@ -4584,7 +4584,7 @@ cdef CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs* args) e
 cdef CUresult cuProfilerInitialize(const char* configFile, const char* outputFile, CUoutput_mode outputMode) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuProfilerInitialize == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuProfilerInitialize, b"cuProfilerInitialize", b"cuProfilerInitialize", 13000, True) == 1:
+        if _resolve(&_p_cuProfilerInitialize, b"cuProfilerInitialize", b"cuProfilerInitialize", 4000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(const char*, const char*, CUoutput_mode) noexcept nogil>_p_cuProfilerInitialize)(configFile, outputFile, outputMode)
@@ -4593,7 +4593,7 @@ cdef CUresult cuProfilerInitialize(const char* configFile, const char* outputFil
 cdef CUresult cuProfilerStart() except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuProfilerStart == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuProfilerStart, b"cuProfilerStart", b"cuProfilerStart", 13000, True) == 1:
+        if _resolve(&_p_cuProfilerStart, b"cuProfilerStart", b"cuProfilerStart", 4000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)() noexcept nogil>_p_cuProfilerStart)()
@@ -4602,7 +4602,7 @@ cdef CUresult cuProfilerStart() except? CUDA_ERROR_UNKNOWN nogil:
 cdef CUresult cuProfilerStop() except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuProfilerStop == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuProfilerStop, b"cuProfilerStop", b"cuProfilerStop", 13000, True) == 1:
+        if _resolve(&_p_cuProfilerStop, b"cuProfilerStop", b"cuProfilerStop", 4000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)() noexcept nogil>_p_cuProfilerStop)()
@@ -4611,7 +4611,7 @@ cdef CUresult cuProfilerStop() except? CUDA_ERROR_UNKNOWN nogil:
 cdef CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource* pCudaResource, EGLImageKHR image, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphicsEGLRegisterImage == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGraphicsEGLRegisterImage, b"cuGraphicsEGLRegisterImage", b"cuGraphicsEGLRegisterImage", 13000, True) == 1:
+        if _resolve(&_p_cuGraphicsEGLRegisterImage, b"cuGraphicsEGLRegisterImage", b"cuGraphicsEGLRegisterImage", 7000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUgraphicsResource*, EGLImageKHR, unsigned int) noexcept nogil>_p_cuGraphicsEGLRegisterImage)(pCudaResource, image, flags)
@@ -4620,7 +4620,7 @@ cdef CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource* pCudaResource, EGLI
 cdef CUresult cuEGLStreamConsumerConnect(CUeglStreamConnection* conn, EGLStreamKHR stream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEGLStreamConsumerConnect == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuEGLStreamConsumerConnect, b"cuEGLStreamConsumerConnect", b"cuEGLStreamConsumerConnect", 13000, True) == 1:
+        if _resolve(&_p_cuEGLStreamConsumerConnect, b"cuEGLStreamConsumerConnect", b"cuEGLStreamConsumerConnect", 7000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUeglStreamConnection*, EGLStreamKHR) noexcept nogil>_p_cuEGLStreamConsumerConnect)(conn, stream)
@@ -4629,7 +4629,7 @@ cdef CUresult cuEGLStreamConsumerConnect(CUeglStreamConnection* conn, EGLStreamK
 cdef CUresult cuEGLStreamConsumerConnectWithFlags(CUeglStreamConnection* conn, EGLStreamKHR stream, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEGLStreamConsumerConnectWithFlags == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuEGLStreamConsumerConnectWithFlags, b"cuEGLStreamConsumerConnectWithFlags", b"cuEGLStreamConsumerConnectWithFlags", 13000, True) == 1:
+        if _resolve(&_p_cuEGLStreamConsumerConnectWithFlags, b"cuEGLStreamConsumerConnectWithFlags", b"cuEGLStreamConsumerConnectWithFlags", 8000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUeglStreamConnection*, EGLStreamKHR, unsigned int) noexcept nogil>_p_cuEGLStreamConsumerConnectWithFlags)(conn, stream, flags)
@@ -4638,7 +4638,7 @@ cdef CUresult cuEGLStreamConsumerConnectWithFlags(CUeglStreamConnection* conn, E
 cdef CUresult cuEGLStreamConsumerDisconnect(CUeglStreamConnection* conn) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEGLStreamConsumerDisconnect == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuEGLStreamConsumerDisconnect, b"cuEGLStreamConsumerDisconnect", b"cuEGLStreamConsumerDisconnect", 13000, True) == 1:
+        if _resolve(&_p_cuEGLStreamConsumerDisconnect, b"cuEGLStreamConsumerDisconnect", b"cuEGLStreamConsumerDisconnect", 7000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUeglStreamConnection*) noexcept nogil>_p_cuEGLStreamConsumerDisconnect)(conn)
@@ -4647,7 +4647,7 @@ cdef CUresult cuEGLStreamConsumerDisconnect(CUeglStreamConnection* conn) except?
 cdef CUresult cuEGLStreamConsumerAcquireFrame(CUeglStreamConnection* conn, CUgraphicsResource* pCudaResource, CUstream* pStream, unsigned int timeout) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEGLStreamConsumerAcquireFrame == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuEGLStreamConsumerAcquireFrame, b"cuEGLStreamConsumerAcquireFrame", b"cuEGLStreamConsumerAcquireFrame", 13000, True) == 1:
+        if _resolve(&_p_cuEGLStreamConsumerAcquireFrame, b"cuEGLStreamConsumerAcquireFrame", b"cuEGLStreamConsumerAcquireFrame", 7000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUeglStreamConnection*, CUgraphicsResource*, CUstream*, unsigned int) noexcept nogil>_p_cuEGLStreamConsumerAcquireFrame)(conn, pCudaResource, pStream, timeout)
@@ -4656,7 +4656,7 @@ cdef CUresult cuEGLStreamConsumerAcquireFrame(CUeglStreamConnection* conn, CUgra
 cdef CUresult cuEGLStreamConsumerReleaseFrame(CUeglStreamConnection* conn, CUgraphicsResource pCudaResource, CUstream* pStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEGLStreamConsumerReleaseFrame == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuEGLStreamConsumerReleaseFrame, b"cuEGLStreamConsumerReleaseFrame", b"cuEGLStreamConsumerReleaseFrame", 13000, True) == 1:
+        if _resolve(&_p_cuEGLStreamConsumerReleaseFrame, b"cuEGLStreamConsumerReleaseFrame", b"cuEGLStreamConsumerReleaseFrame", 7000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUeglStreamConnection*, CUgraphicsResource, CUstream*) noexcept nogil>_p_cuEGLStreamConsumerReleaseFrame)(conn, pCudaResource, pStream)
@@ -4665,7 +4665,7 @@ cdef CUresult cuEGLStreamConsumerReleaseFrame(CUeglStreamConnection* conn, CUgra
 cdef CUresult cuEGLStreamProducerConnect(CUeglStreamConnection* conn, EGLStreamKHR stream, EGLint width, EGLint height) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEGLStreamProducerConnect == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuEGLStreamProducerConnect, b"cuEGLStreamProducerConnect", b"cuEGLStreamProducerConnect", 13000, True) == 1:
+        if _resolve(&_p_cuEGLStreamProducerConnect, b"cuEGLStreamProducerConnect", b"cuEGLStreamProducerConnect", 7000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUeglStreamConnection*, EGLStreamKHR, EGLint, EGLint) noexcept nogil>_p_cuEGLStreamProducerConnect)(conn, stream, width, height)
@@ -4674,7 +4674,7 @@ cdef CUresult cuEGLStreamProducerConnect(CUeglStreamConnection* conn, EGLStreamK
 cdef CUresult cuEGLStreamProducerDisconnect(CUeglStreamConnection* conn) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEGLStreamProducerDisconnect == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuEGLStreamProducerDisconnect, b"cuEGLStreamProducerDisconnect", b"cuEGLStreamProducerDisconnect", 13000, True) == 1:
+        if _resolve(&_p_cuEGLStreamProducerDisconnect, b"cuEGLStreamProducerDisconnect", b"cuEGLStreamProducerDisconnect", 7000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUeglStreamConnection*) noexcept nogil>_p_cuEGLStreamProducerDisconnect)(conn)
@@ -4683,7 +4683,7 @@ cdef CUresult cuEGLStreamProducerDisconnect(CUeglStreamConnection* conn) except?
 cdef CUresult cuEGLStreamProducerPresentFrame(CUeglStreamConnection* conn, CUeglFrame eglframe, CUstream* pStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEGLStreamProducerPresentFrame == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuEGLStreamProducerPresentFrame, b"cuEGLStreamProducerPresentFrame", b"cuEGLStreamProducerPresentFrame", 13000, True) == 1:
+        if _resolve(&_p_cuEGLStreamProducerPresentFrame, b"cuEGLStreamProducerPresentFrame", b"cuEGLStreamProducerPresentFrame", 7000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUeglStreamConnection*, CUeglFrame, CUstream*) noexcept nogil>_p_cuEGLStreamProducerPresentFrame)(conn, eglframe, pStream)
@@ -4692,7 +4692,7 @@ cdef CUresult cuEGLStreamProducerPresentFrame(CUeglStreamConnection* conn, CUegl
 cdef CUresult cuEGLStreamProducerReturnFrame(CUeglStreamConnection* conn, CUeglFrame* eglframe, CUstream* pStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEGLStreamProducerReturnFrame == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuEGLStreamProducerReturnFrame, b"cuEGLStreamProducerReturnFrame", b"cuEGLStreamProducerReturnFrame", 13000, True) == 1:
+        if _resolve(&_p_cuEGLStreamProducerReturnFrame, b"cuEGLStreamProducerReturnFrame", b"cuEGLStreamProducerReturnFrame", 7000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUeglStreamConnection*, CUeglFrame*, CUstream*) noexcept nogil>_p_cuEGLStreamProducerReturnFrame)(conn, eglframe, pStream)
@@ -4701,7 +4701,7 @@ cdef CUresult cuEGLStreamProducerReturnFrame(CUeglStreamConnection* conn, CUeglF
 cdef CUresult cuGraphicsResourceGetMappedEglFrame(CUeglFrame* eglFrame, CUgraphicsResource resource, unsigned int index, unsigned int mipLevel) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphicsResourceGetMappedEglFrame == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGraphicsResourceGetMappedEglFrame, b"cuGraphicsResourceGetMappedEglFrame", b"cuGraphicsResourceGetMappedEglFrame", 13000, True) == 1:
+        if _resolve(&_p_cuGraphicsResourceGetMappedEglFrame, b"cuGraphicsResourceGetMappedEglFrame", b"cuGraphicsResourceGetMappedEglFrame", 7000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUeglFrame*, CUgraphicsResource, unsigned int, unsigned int) noexcept nogil>_p_cuGraphicsResourceGetMappedEglFrame)(eglFrame, resource, index, mipLevel)
@@ -4710,7 +4710,7 @@ cdef CUresult cuGraphicsResourceGetMappedEglFrame(CUeglFrame* eglFrame, CUgraphi
 cdef CUresult cuEventCreateFromEGLSync(CUevent* phEvent, EGLSyncKHR eglSync, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEventCreateFromEGLSync == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuEventCreateFromEGLSync, b"cuEventCreateFromEGLSync", b"cuEventCreateFromEGLSync", 13000, True) == 1:
+        if _resolve(&_p_cuEventCreateFromEGLSync, b"cuEventCreateFromEGLSync", b"cuEventCreateFromEGLSync", 9000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUevent*, EGLSyncKHR, unsigned int) noexcept nogil>_p_cuEventCreateFromEGLSync)(phEvent, eglSync, flags)
@@ -4719,7 +4719,7 @@ cdef CUresult cuEventCreateFromEGLSync(CUevent* phEvent, EGLSyncKHR eglSync, uns
 cdef CUresult cuGraphicsGLRegisterBuffer(CUgraphicsResource* pCudaResource, GLuint buffer, unsigned int Flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphicsGLRegisterBuffer == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGraphicsGLRegisterBuffer, b"cuGraphicsGLRegisterBuffer", b"cuGraphicsGLRegisterBuffer", 13000, True) == 1:
+        if _resolve(&_p_cuGraphicsGLRegisterBuffer, b"cuGraphicsGLRegisterBuffer", b"cuGraphicsGLRegisterBuffer", 3000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUgraphicsResource*, GLuint, unsigned int) noexcept nogil>_p_cuGraphicsGLRegisterBuffer)(pCudaResource, buffer, Flags)
@@ -4728,7 +4728,7 @@ cdef CUresult cuGraphicsGLRegisterBuffer(CUgraphicsResource* pCudaResource, GLui
 cdef CUresult cuGraphicsGLRegisterImage(CUgraphicsResource* pCudaResource, GLuint image, GLenum target, unsigned int Flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphicsGLRegisterImage == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGraphicsGLRegisterImage, b"cuGraphicsGLRegisterImage", b"cuGraphicsGLRegisterImage", 13000, True) == 1:
+        if _resolve(&_p_cuGraphicsGLRegisterImage, b"cuGraphicsGLRegisterImage", b"cuGraphicsGLRegisterImage", 3000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUgraphicsResource*, GLuint, GLenum, unsigned int) noexcept nogil>_p_cuGraphicsGLRegisterImage)(pCudaResource, image, target, Flags)
@@ -4737,7 +4737,7 @@ cdef CUresult cuGraphicsGLRegisterImage(CUgraphicsResource* pCudaResource, GLuin
 cdef CUresult cuGLGetDevices(unsigned int* pCudaDeviceCount, CUdevice* pCudaDevices, unsigned int cudaDeviceCount, CUGLDeviceList deviceList) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGLGetDevices == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGLGetDevices, b"cuGLGetDevices_v2", b"cuGLGetDevices", 13000, True) == 1:
+        if _resolve(&_p_cuGLGetDevices, b"cuGLGetDevices_v2", b"cuGLGetDevices", 6050, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(unsigned int*, CUdevice*, unsigned int, CUGLDeviceList) noexcept nogil>_p_cuGLGetDevices)(pCudaDeviceCount, pCudaDevices, cudaDeviceCount, deviceList)
@@ -4746,7 +4746,7 @@ cdef CUresult cuGLGetDevices(unsigned int* pCudaDeviceCount, CUdevice* pCudaDevi
 cdef CUresult cuGLCtxCreate(CUcontext* pCtx, unsigned int Flags, CUdevice device) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGLCtxCreate == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGLCtxCreate, b"cuGLCtxCreate_v2", b"cuGLCtxCreate", 13000, True) == 1:
+        if _resolve(&_p_cuGLCtxCreate, b"cuGLCtxCreate_v2", b"cuGLCtxCreate", 3020, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUcontext*, unsigned int, CUdevice) noexcept nogil>_p_cuGLCtxCreate)(pCtx, Flags, device)
@@ -4755,7 +4755,7 @@ cdef CUresult cuGLCtxCreate(CUcontext* pCtx, unsigned int Flags, CUdevice device
 cdef CUresult cuGLInit() except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGLInit == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGLInit, b"cuGLInit", b"cuGLInit", 13000, True) == 1:
+        if _resolve(&_p_cuGLInit, b"cuGLInit", b"cuGLInit", 2000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)() noexcept nogil>_p_cuGLInit)()
@@ -4764,7 +4764,7 @@ cdef CUresult cuGLInit() except? CUDA_ERROR_UNKNOWN nogil:
 cdef CUresult cuGLRegisterBufferObject(GLuint buffer) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGLRegisterBufferObject == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGLRegisterBufferObject, b"cuGLRegisterBufferObject", b"cuGLRegisterBufferObject", 13000, True) == 1:
+        if _resolve(&_p_cuGLRegisterBufferObject, b"cuGLRegisterBufferObject", b"cuGLRegisterBufferObject", 2000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(GLuint) noexcept nogil>_p_cuGLRegisterBufferObject)(buffer)
@@ -4773,7 +4773,7 @@ cdef CUresult cuGLRegisterBufferObject(GLuint buffer) except? CUDA_ERROR_UNKNOWN
 cdef CUresult cuGLMapBufferObject(CUdeviceptr* dptr, size_t* size, GLuint buffer) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGLMapBufferObject == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGLMapBufferObject, b"cuGLMapBufferObject_v2", b"cuGLMapBufferObject", 13000, True) == 1:
+        if _resolve(&_p_cuGLMapBufferObject, b"cuGLMapBufferObject_v2", b"cuGLMapBufferObject", 3020, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUdeviceptr*, size_t*, GLuint) noexcept nogil>_p_cuGLMapBufferObject)(dptr, size, buffer)
@@ -4782,7 +4782,7 @@ cdef CUresult cuGLMapBufferObject(CUdeviceptr* dptr, size_t* size, GLuint buffer
 cdef CUresult cuGLUnmapBufferObject(GLuint buffer) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGLUnmapBufferObject == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGLUnmapBufferObject, b"cuGLUnmapBufferObject", b"cuGLUnmapBufferObject", 13000, True) == 1:
+        if _resolve(&_p_cuGLUnmapBufferObject, b"cuGLUnmapBufferObject", b"cuGLUnmapBufferObject", 2000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(GLuint) noexcept nogil>_p_cuGLUnmapBufferObject)(buffer)
@@ -4791,7 +4791,7 @@ cdef CUresult cuGLUnmapBufferObject(GLuint buffer) except? CUDA_ERROR_UNKNOWN no
 cdef CUresult cuGLUnregisterBufferObject(GLuint buffer) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGLUnregisterBufferObject == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGLUnregisterBufferObject, b"cuGLUnregisterBufferObject", b"cuGLUnregisterBufferObject", 13000, True) == 1:
+        if _resolve(&_p_cuGLUnregisterBufferObject, b"cuGLUnregisterBufferObject", b"cuGLUnregisterBufferObject", 2000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(GLuint) noexcept nogil>_p_cuGLUnregisterBufferObject)(buffer)
@@ -4800,7 +4800,7 @@ cdef CUresult cuGLUnregisterBufferObject(GLuint buffer) except? CUDA_ERROR_UNKNO
 cdef CUresult cuGLSetBufferObjectMapFlags(GLuint buffer, unsigned int Flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGLSetBufferObjectMapFlags == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGLSetBufferObjectMapFlags, b"cuGLSetBufferObjectMapFlags", b"cuGLSetBufferObjectMapFlags", 13000, True) == 1:
+        if _resolve(&_p_cuGLSetBufferObjectMapFlags, b"cuGLSetBufferObjectMapFlags", b"cuGLSetBufferObjectMapFlags", 2030, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(GLuint, unsigned int) noexcept nogil>_p_cuGLSetBufferObjectMapFlags)(buffer, Flags)
@@ -4809,7 +4809,7 @@ cdef CUresult cuGLSetBufferObjectMapFlags(GLuint buffer, unsigned int Flags) exc
 cdef CUresult cuGLMapBufferObjectAsync(CUdeviceptr* dptr, size_t* size, GLuint buffer, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGLMapBufferObjectAsync == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGLMapBufferObjectAsync, b"cuGLMapBufferObjectAsync_v2", b"cuGLMapBufferObjectAsync", 13000, True) == 1:
+        if _resolve(&_p_cuGLMapBufferObjectAsync, b"cuGLMapBufferObjectAsync_v2", b"cuGLMapBufferObjectAsync", 3020, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUdeviceptr*, size_t*, GLuint, CUstream) noexcept nogil>_p_cuGLMapBufferObjectAsync)(dptr, size, buffer, hStream)
@@ -4818,7 +4818,7 @@ cdef CUresult cuGLMapBufferObjectAsync(CUdeviceptr* dptr, size_t* size, GLuint b
 cdef CUresult cuGLUnmapBufferObjectAsync(GLuint buffer, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGLUnmapBufferObjectAsync == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGLUnmapBufferObjectAsync, b"cuGLUnmapBufferObjectAsync", b"cuGLUnmapBufferObjectAsync", 13000, True) == 1:
+        if _resolve(&_p_cuGLUnmapBufferObjectAsync, b"cuGLUnmapBufferObjectAsync", b"cuGLUnmapBufferObjectAsync", 2030, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(GLuint, CUstream) noexcept nogil>_p_cuGLUnmapBufferObjectAsync)(buffer, hStream)
@@ -4827,7 +4827,7 @@ cdef CUresult cuGLUnmapBufferObjectAsync(GLuint buffer, CUstream hStream) except
 cdef CUresult cuVDPAUGetDevice(CUdevice* pDevice, VdpDevice vdpDevice, VdpGetProcAddress vdpGetProcAddress) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuVDPAUGetDevice == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuVDPAUGetDevice, b"cuVDPAUGetDevice", b"cuVDPAUGetDevice", 13000, True) == 1:
+        if _resolve(&_p_cuVDPAUGetDevice, b"cuVDPAUGetDevice", b"cuVDPAUGetDevice", 3010, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUdevice*, VdpDevice, VdpGetProcAddress) noexcept nogil>_p_cuVDPAUGetDevice)(pDevice, vdpDevice, vdpGetProcAddress)
@@ -4836,7 +4836,7 @@ cdef CUresult cuVDPAUGetDevice(CUdevice* pDevice, VdpDevice vdpDevice, VdpGetPro
 cdef CUresult cuVDPAUCtxCreate(CUcontext* pCtx, unsigned int flags, CUdevice device, VdpDevice vdpDevice, VdpGetProcAddress vdpGetProcAddress) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuVDPAUCtxCreate == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuVDPAUCtxCreate, b"cuVDPAUCtxCreate_v2", b"cuVDPAUCtxCreate", 13000, True) == 1:
+        if _resolve(&_p_cuVDPAUCtxCreate, b"cuVDPAUCtxCreate_v2", b"cuVDPAUCtxCreate", 3020, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUcontext*, unsigned int, CUdevice, VdpDevice, VdpGetProcAddress) noexcept nogil>_p_cuVDPAUCtxCreate)(pCtx, flags, device, vdpDevice, vdpGetProcAddress)
@@ -4845,7 +4845,7 @@ cdef CUresult cuVDPAUCtxCreate(CUcontext* pCtx, unsigned int flags, CUdevice dev
 cdef CUresult cuGraphicsVDPAURegisterVideoSurface(CUgraphicsResource* pCudaResource, VdpVideoSurface vdpSurface, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphicsVDPAURegisterVideoSurface == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGraphicsVDPAURegisterVideoSurface, b"cuGraphicsVDPAURegisterVideoSurface", b"cuGraphicsVDPAURegisterVideoSurface", 13000, True) == 1:
+        if _resolve(&_p_cuGraphicsVDPAURegisterVideoSurface, b"cuGraphicsVDPAURegisterVideoSurface", b"cuGraphicsVDPAURegisterVideoSurface", 3010, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUgraphicsResource*, VdpVideoSurface, unsigned int) noexcept nogil>_p_cuGraphicsVDPAURegisterVideoSurface)(pCudaResource, vdpSurface, flags)
@@ -4854,7 +4854,7 @@ cdef CUresult cuGraphicsVDPAURegisterVideoSurface(CUgraphicsResource* pCudaResou
 cdef CUresult cuGraphicsVDPAURegisterOutputSurface(CUgraphicsResource* pCudaResource, VdpOutputSurface vdpSurface, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphicsVDPAURegisterOutputSurface == NULL:
         # Not in this library (older than the header): the status C would give.
-        if _resolve(&_p_cuGraphicsVDPAURegisterOutputSurface, b"cuGraphicsVDPAURegisterOutputSurface", b"cuGraphicsVDPAURegisterOutputSurface", 13000, True) == 1:
+        if _resolve(&_p_cuGraphicsVDPAURegisterOutputSurface, b"cuGraphicsVDPAURegisterOutputSurface", b"cuGraphicsVDPAURegisterOutputSurface", 3010, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUgraphicsResource*, VdpOutputSurface, unsigned int) noexcept nogil>_p_cuGraphicsVDPAURegisterOutputSurface)(pCudaResource, vdpSurface, flags)

@@ -41,7 +41,7 @@ int run(const Options& o) {
   parse.clang_args = spec.clang_args;
   parse.version_header = spec.version_header;
   parse.version_macro = spec.version_macro;
-  parse.abi_typedefs_header = spec.abi_typedefs_header;
+  parse.abi_typedefs_headers = spec.abi_typedefs_headers;
   parse.abi_prototype = spec.conventions.abi_prototype;
   cubind::model::Model model = cubind::parse::parse_headers(parse);
   if (!spec.twin_headers.empty()) {

@@ -191,10 +191,12 @@ def test_functions_resolve_at_their_abi_version_with_legacy_stream(fake_driver):
         cuda.cuCtxSynchronize()
         cuda.cuMemAlloc(16)
         cuda.cuStreamQuery(None)
+        cuda.cuProfilerStart()
         print(json.dumps(requests()))
     """)
     table = {symbol: (version, flags) for symbol, version, flags in got}
     assert table["cuCtxSynchronize"] == (2000, 1)   # not 13.0's cuCtxSynchronize(CUcontext)
+    assert table["cuProfilerStart"] == (4000, 1)     # from cudaProfilerTypedefs.h, not the header's 13000
     assert table["cuMemAlloc"] == (3020, 1)          # cuMemAlloc_v2
     assert table["cuStreamQuery"][1] == 1             # CU_GET_PROC_ADDRESS_LEGACY_STREAM
 

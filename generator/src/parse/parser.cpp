@@ -41,7 +41,7 @@ std::string umbrella_source(const ParseOptions& options) {
   for (const auto& h : options.prelude_headers) source += "#include <" + h + ">\n";
   for (const auto& h : options.headers) source += "#include <" + h + ">\n";
   if (!options.version_header.empty()) source += "#include <" + options.version_header + ">\n";
-  if (!options.abi_typedefs_header.empty()) source += "#include <" + options.abi_typedefs_header + ">\n";
+  for (const auto& h : options.abi_typedefs_headers) source += "#include <" + h + ">\n";
   return source;
 }
 
@@ -214,9 +214,11 @@ model::Model parse_headers(const ParseOptions& options) {
   model.aliases = classes.aliases;
   model.type_aliases = classes.type_aliases;
 
-  if (!options.abi_typedefs_header.empty()) {
-    model.abi_prototypes =
-        abi_prototypes(root, locate(options.abi_typedefs_header, options.include_dirs), options.abi_prototype);
+  if (!options.abi_typedefs_headers.empty()) {
+    for (const auto& h : options.abi_typedefs_headers) {
+      auto found = abi_prototypes(root, locate(h, options.include_dirs), options.abi_prototype);
+      model.abi_prototypes.insert(model.abi_prototypes.end(), found.begin(), found.end());
+    }
     const auto signatures = function_signatures(root, paths);
     for (auto& f : model.functions) {
       auto it = signatures.find(f.name);

@@ -18,7 +18,7 @@ struct ParseOptions {
   std::string version_macro;                 // e.g. CUDA_VERSION (13000)
   // A header of `typedef R (*PFN_<name>_v<version>)(...)` prototypes: each
   // function's ABI version is the one whose prototype matches its declaration.
-  std::string abi_typedefs_header;
+  std::vector<std::string> abi_typedefs_headers;
   std::string abi_prototype;  // the regex of its prototypes' names (spec conventions)
 };
 

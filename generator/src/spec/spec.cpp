@@ -263,15 +263,15 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
     spec.wheel_subdirs = r.strings(*loader, "wheel_subdirs", "loader.");
     spec.toolkit_subdirs = r.strings(*loader, "toolkit_subdirs", "loader.");
     spec.proc_address_function = r.string(*loader, "proc_address_function", false, "loader.");
-    spec.abi_typedefs_header = r.string(*loader, "abi_typedefs_header", false, "loader.");
+    spec.abi_typedefs_headers = r.strings(*loader, "abi_typedefs_headers", "loader.");
     spec.per_thread_suffixes = r.strings(*loader, "per_thread_suffixes", "loader.");
     spec.missing_function_status = r.string(*loader, "missing_function_status", false, "loader.");
   }
   if (spec.loader_name.empty()) spec.loader_name = spec.library;
   if (const toml::table* conventions = root["conventions"].as_table())
     spec.conventions = read_conventions(r, *conventions);
-  if (!spec.abi_typedefs_header.empty() && spec.conventions.abi_prototype.empty())
-    r.fail("conventions.abi_prototype", "needed with loader.abi_typedefs_header");
+  if (!spec.abi_typedefs_headers.empty() && spec.conventions.abi_prototype.empty())
+    r.fail("conventions.abi_prototype", "needed with loader.abi_typedefs_headers");
   if (!spec.proc_address_function.empty() && spec.conventions.default_stream_flags.empty())
     r.fail("conventions.default_stream_flags", "needed with loader.proc_address_function");
   if (const toml::table* functions = root["functions"].as_table()) read_overrides(r, *functions, spec);

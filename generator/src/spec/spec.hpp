@@ -135,7 +135,7 @@ struct Conventions {
   std::optional<Rewrite> struct_version;
   std::string struct_version_field;
   // The names of the ABI typedefs header's prototypes (loader
-  // abi_typedefs_header, which needs it): group 1 the function, group 2 the
+  // abi_typedefs_headers, which needs it): group 1 the function, group 2 the
   // version.
   std::string abi_prototype;
   // The suffix of a versioned name (`X_v2`): a record is named by its
@@ -235,7 +235,8 @@ struct Spec {
   // Symbols resolved through the driver's cuGetProcAddress with this version
   // (empty: plain dlsym).
   std::string proc_address_function;
-  std::string abi_typedefs_header;  // e.g. cudaTypedefs.h
+  // Headers of ABI typedefs, e.g. cudaTypedefs.h and cudaGLTypedefs.h.
+  std::vector<std::string> abi_typedefs_headers;
   // Suffixes of the per-thread default stream variants a dlsym'd library
   // exports (the runtime's `cudaMemcpy_ptds`, `cudaMemcpyAsync_ptsz`), tried
   // in order under CUBIND_DEFAULT_STREAM=per-thread.

@@ -323,7 +323,7 @@ TEST(SpecConventions, CudaRulesAreDefaultsTheSpecOverrides) {
   EXPECT_TRUE(plain.conventions.default_stream_flags.empty());
   const auto own = cubind::spec::parse(kLibrary +
                                            "[loader]\nenv_var = \"C_LIB\"\nproc_address_function = \"cGetProc\"\n"
-                                           "abi_typedefs_header = \"cTypedefs.h\"\n"
+                                           "abi_typedefs_headers = [\"cTypedefs.h\"]\n"
                                            "[conventions]\nversion_suffix = \"_V[0-9]+\"\n"
                                            "abi_prototype = \"FN_(\\\\w+)_([0-9]+)\"\n"
                                            "default_stream_flags = { legacy = 4, per-thread = 8 }\n",
@@ -338,7 +338,7 @@ TEST(SpecConventions, ProcAddressAndAbiTypedefsNeedTheirConventions) {
   EXPECT_THROW(
       cubind::spec::parse(kLibrary + "[loader]\nenv_var = \"C_LIB\"\nproc_address_function = \"cGetProc\"\n", "c.toml"),
       std::runtime_error);
-  EXPECT_THROW(cubind::spec::parse(kLibrary + "[loader]\nenv_var = \"C_LIB\"\nabi_typedefs_header = \"cTypedefs.h\"\n",
+  EXPECT_THROW(cubind::spec::parse(kLibrary + "[loader]\nenv_var = \"C_LIB\"\nabi_typedefs_headers = [\"cTypedefs.h\"]\n",
                                    "c.toml"),
                std::runtime_error);
 }
