@@ -233,13 +233,14 @@ def kernel_us_in_a_graph(spin, iters, launches=40):
 
 # One part of a two-process row: "rx" prints its rate as JSON, "tx" sends
 # ``count`` messages (empty, or one tensor of ``size`` bytes in ``storage``:
-# device memory, or host memory as a numpy array).
+# "device" (cuMemAlloc), "device-pool" (the device's stream-ordered pool, as a
+# graph allocator's tensors), or "host", a numpy array).
 PART = r"""
 import json, sys, time
 import numpy as np
 from cubind import graph as gx
 role, port, count, size, storage = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-device = bool(size) and storage == "device"
+device = bool(size) and storage.startswith("device")
 
 class Tx(gx.Codelet):
     def start(self):
@@ -248,7 +249,12 @@ class Tx(gx.Codelet):
             self.payload = np.ones(size // 4, np.float32)
         if device:
             import cubind
-            self.payload = cubind.to_gpu(self.payload)
+            if storage == "device-pool":  # a graph allocator's memory: the device's stream-ordered pool
+                stream = cubind.Stream(non_blocking=True)
+                self.payload = cubind.to_gpu(self.payload, stream=stream)
+                stream.synchronize()
+            else:  # cuMemAlloc
+                self.payload = cubind.to_gpu(self.payload)
     def tick(self):
         m = gx.Message()
         if self.payload is not None:
@@ -290,7 +296,7 @@ def _free_port():
 
 def two_processes(count, size, storage="device", timeout=600, environ=None):
     """The receiver's rate, ``count`` messages (of ``size`` bytes in
-    ``storage``, "device" or "host") from another process, both parts with
+    ``storage``, "device", "device-pool" or "host") from another process, both parts with
     ``environ`` added to this one's. A part that fails or outlives
     ``timeout`` seconds (both are then ended) is a ``RuntimeError``."""
     port = _free_port()
@@ -378,7 +384,7 @@ def two_process_row(name, count, size=0, storage="host", environ=None):
            "received": r["received"]}
     if size:
         row.update(bytes_per_s=rate * size, tensor_bytes=size)
-    if size and storage == "device":
+    if size and storage.startswith("device"):
         copy = device_copy_bandwidth(size)
         row.update(device_copy_bytes_per_s=copy, fraction_of_device_copy=rate * size / copy)
     return row
@@ -402,6 +408,9 @@ def remote_rows(count, pipeline_count):
         return rows + [_skipped(device_row_name(size), "no GPU") for size in SWEEP_SIZES]
     for size in SWEEP_SIZES:
         rows.append(two_process_row(device_row_name(size), sweep_count(size, pipeline_count), size, "device"))
+    for size in SWEEP_SIZES[:2]:  # UCX cannot export pool memory: the transmitter copies it on the device first
+        rows.append(two_process_row(device_row_name(size).replace("tensors", "tensors from the stream-ordered pool"),
+                                    sweep_count(size, pipeline_count), size, "device-pool"))
     return rows
 
 

@@ -32,6 +32,7 @@ import time
 
 from .errors import GraphError
 from .queues import FAULT, REJECT, QueueFullError
+from .ucx_staging import DeviceStaging
 from .wire import LAYOUT, WireError, assemble, decode_header, encode
 
 _BYE = object()
@@ -198,6 +199,7 @@ class OutLink(_Link):
         self.tasks = []
         self.finished = False
         self.bye_sent = False
+        self.staging = DeviceStaging()
 
     @property
     def peer(self):
@@ -309,7 +311,7 @@ class OutLink(_Link):
                 item = await self.outbox.get()
                 if item is _BYE:
                     while in_flight:
-                        await self._sent(in_flight.popleft())
+                        await self._sent(*in_flight.popleft())
                     with self.lock:
                         sent = self.sent
                     await send_note(self.ep, _json({"bye": True, "sent": sent}))
@@ -317,28 +319,32 @@ class OutLink(_Link):
                         self.bye_sent = True
                     return
                 header, buffers, ready = item
+                taken = ()
                 if ready is not None:
                     ordinal = self.queue.entity.device or 0
                     self.context.engine.use_device(ordinal)
                     await after_producer(loop, ready, ordinal)
+                    buffers, taken = self.staging.stage(buffers, ordinal)
                 # The parts of one message keep each other (and the message's arrays) alive until all are sent.
                 parts = [loop.create_task(self.ep.send(part)) for part in (*note_frames(header), *buffers)]
-                in_flight.append(parts)
-                while in_flight and (len(in_flight) > SEND_WINDOW or all(t.done() for t in in_flight[0])):
-                    await self._sent(in_flight.popleft())
+                in_flight.append((parts, taken))
+                while in_flight and (len(in_flight) > SEND_WINDOW or all(t.done() for t in in_flight[0][0])):
+                    await self._sent(*in_flight.popleft())
         except Exception as exc:
             self._fail(UcxError(f"{self.where}: the connection to the UcxReceiver at {self.peer} was lost "
                                 f"while sending message {self.sent + 1} ({type(exc).__name__}: {exc})"))
         finally:
-            for parts in in_flight:
+            for parts, _ in in_flight:
                 for task in parts:
                     task.cancel()
 
-    async def _sent(self, parts):
-        """Waits for one message's UCX sends; its failure is raised once all have ended."""
+    async def _sent(self, parts, taken):
+        """Waits for one message's UCX sends; its failure is raised once all
+        have ended. Its staging blocks are then free for a later message."""
         for result in await asyncio.gather(*parts, return_exceptions=True):
             if isinstance(result, BaseException):
                 raise result
+        self.staging.give_back(taken)
         with self.lock:
             self.sent += 1
 

@@ -470,3 +470,40 @@ def test_a_consumer_that_ends_first_ends_the_producers_wait_not_a_hang(ucxx_need
     sent, dropped = result.messages["a/out"]["sent"], result.messages["a/out"]["dropped"]
     assert sent == result.messages["b/in"]["received"] and 5 <= sent <= 5 + 2 and dropped <= 1
     assert time.monotonic() - started < 20
+
+
+def test_pool_memory_is_staged_into_reused_blocks_and_other_memory_sent_as_it_is(array_gpu, monkeypatch):
+    """UCX's CUDA IPC cannot export stream-ordered pool memory (it then
+    bounces each buffer through the host): such a tensor is copied into a
+    cuMemAlloc block, which its next message of that shape reuses."""
+    import cubind
+    from cubind.graph import ucx_staging
+
+    pooled = []
+    monkeypatch.setattr(ucx_staging, "from_a_pool", lambda a: any(a is p for p in pooled))
+    plain = cubind.to_gpu(np.arange(8, dtype=np.float32))
+    pooled.append(cubind.to_gpu(np.arange(8, dtype=np.float32) * 2))
+    host = np.ones(3, np.float32)
+    staging = ucx_staging.DeviceStaging(0)  # the legacy default stream's handle
+    sent, taken = staging.stage([plain, pooled[0], host], 0)
+    assert sent[0] is plain and sent[2] is host
+    assert sent[1] is not pooled[0] and sent[1].ptr != pooled[0].ptr
+    np.testing.assert_array_equal(sent[1].get(), np.arange(8) * 2)
+    block = sent[1]
+    staging.give_back(taken)
+    pooled.append(cubind.to_gpu(np.arange(8, dtype=np.float32) * 3))
+    again, _ = staging.stage([pooled[1]], 0)
+    assert again[0] is block                                  # the same memory: UCX's IPC cache finds it
+    np.testing.assert_array_equal(again[0].get(), np.arange(8) * 3)
+    other, _ = staging.stage([cubind.to_gpu(np.zeros(8, np.float64))], 0)
+    assert other[0].dtype == np.float64                      # not pooled: as it is
+
+
+@pytest.mark.gpu
+def test_the_driver_tells_pool_memory_from_cumemalloc_memory():
+    import cubind
+    from cubind.graph.ucx_staging import from_a_pool
+
+    stream = cubind.Stream(non_blocking=True)
+    assert from_a_pool(cubind.empty(1024, np.uint8, stream=stream))
+    assert not from_a_pool(cubind.empty(1024, np.uint8))
