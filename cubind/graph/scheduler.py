@@ -75,15 +75,15 @@ class MultiThreadScheduler(Scheduler, gxf_type="MultiThreadScheduler"):
     (a tick that blocks lets the others go on; short Python ticks, which hold
     the GIL, run one after the other instead of trading it).
 
-    The default, 5 ms, is CPython's own switch interval: a thread holding
-    the GIL keeps the others waiting that long anyway. A waiting worker
-    looks again every ``handoff_ms`` while ticks run, and each look takes
-    the GIL from the ticking thread: at 1 ms, four workers ran the 1 MiB
-    pipeline at 0.90x the greedy scheduler on an H100 (medians of 5), at
-    100 ms 0.98x."""
+    A waiting worker looks again every ``handoff_ms`` while ticks run, and
+    each look takes the GIL from the ticking thread. On an H100 four workers
+    ran the 1 MiB pipeline at 0.82 to 0.95x the greedy scheduler with 1 or
+    5 ms, 0.98x with 100 ms (medians over three calls; one run spreads
+    +-15 %): no handoff measured better than another inside that noise, so
+    the default stays 1 ms, the shortest wait a blocking tick imposes."""
 
     worker_thread_number = Parameter(int, 2)
-    handoff_ms = Parameter(float, 5.0, "how long every running tick must have run before another starts "
+    handoff_ms = Parameter(float, 1.0, "how long every running tick must have run before another starts "
                                        "(0: at once)")
 
     def on_bind(self):
