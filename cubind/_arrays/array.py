@@ -32,7 +32,7 @@ from cubind._interop import exchange as _interop
 from cubind._launch import launch as _launch
 from cubind._memory import layout as _layout
 from cubind._memory.dtypes import C_TYPES, as_dtype
-from cubind._memory.memory import DeviceMemory, ForeignMemory, copy_contiguous
+from cubind._memory.memory import DeviceMemory, ForeignMemory, copy_contiguous, copy_into
 
 if TYPE_CHECKING:
     import sys
@@ -318,15 +318,25 @@ class Array(_launch.SlotAddressed):
         dtype). Without ``stream`` the copy is done on return; with one it is
         queued there, and ``out`` (then C-contiguous) is filled when the
         stream gets to it."""
-        if out is None and stream is None and self._contiguous and self._sh == 0 and not open_blocks[0]:
-            # The usual call, first: what _sync_contiguous and ptr would check, inline.
+        if stream is None and self._contiguous and self._sh == 0 and not open_blocks[0]:
+            # The usual calls, first: what _sync_contiguous, ptr and _check_out would check, inline.
             base = self._mem.ptr
             if base is not None:
-                host = np.empty(self._shape, self._dtype)
-                copy_contiguous(host, base + self._offset, False)
+                if out is None:
+                    host = np.empty(self._shape, self._dtype)
+                    copy_contiguous(host, base + self._offset, False)
+                elif (type(out) is not np.ndarray or out.dtype is not self._dtype or out.shape != self._shape
+                      or not copy_into(out, base + self._offset)):  # not writable C-contiguous: below
+                    return self._get(out, stream)
+                else:
+                    host = out
                 if _pending._pending:
                     _pending.sweep()
                 return host
+        return self._get(out, stream)
+
+    def _get(self, out, stream):
+        """get's general path: any stream, layout or ``out``."""
         sync = stream is None
         if out is None:
             host = np.empty(self._shape, self._dtype)

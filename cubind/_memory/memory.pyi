@@ -5,7 +5,7 @@ from typing import Callable, Iterable
 from cubind._core.context import _StreamLike
 
 __all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver", "release_all", "abandon", "live_count",
-           "copy_contiguous"]
+           "copy_contiguous", "copy_into"]
 
 class _Owner:
     """What both owners share: ``ptr`` is None once released."""
@@ -39,6 +39,9 @@ def use_python_driver(on: bool) -> bool:
 
 def copy_contiguous(host: object, ptr: int, to_device: bool) -> None:
     """The default stream's synchronous copy between a C-contiguous numpy array and device memory at ``ptr``."""
+
+def copy_into(host: object, ptr: int) -> bool:
+    """The copy from ``ptr`` into ``host`` where it is a writable C-contiguous buffer (True), else nothing (False)."""
 
 def live_count() -> int:
     """DeviceMemory owners allocated and not yet freed."""

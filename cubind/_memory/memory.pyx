@@ -23,7 +23,7 @@ module's functions instead, for the no-GPU tests' emulated driver.
 
 import sys
 
-from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdint cimport uintptr_t
 
 cimport cuda.cdriver as cdrv
@@ -37,7 +37,7 @@ from cubind._core.errors import STICKY, CUDAError
 from cubind._core.handles import stream_handle
 
 __all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver", "release_all", "abandon", "live_count",
-           "copy_contiguous"]
+           "copy_contiguous", "copy_into"]
 
 # How DeviceMemory reaches the driver: through its C level (every allocation
 # and release does), or, set by use_python_driver(), through the cuda
@@ -116,6 +116,24 @@ def copy_contiguous(object host, object ptr, bint to_device):
             _fail(err, "cuMemcpyHtoD" if to_device else "cuMemcpyDtoH")
     finally:
         PyBuffer_Release(&view)
+
+
+def copy_into(object host, object ptr):
+    """``copy_contiguous(host, ptr, False)`` where ``host`` exposes a
+    writable C-contiguous buffer, and True; False (nothing copied) where it
+    does not, for the caller's general path. ``Array.get(out=...)``'s common
+    case: the buffer request checks what ``out.flags`` would, without making
+    that object (1.0 us over the bare copy at 4 KiB on the H100 before)."""
+    cdef Py_buffer view
+    if _through_python:
+        return False
+    try:
+        PyObject_GetBuffer(host, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS)
+    except BufferError:
+        return False
+    PyBuffer_Release(&view)
+    copy_contiguous(host, ptr, False)
+    return True
 
 
 cdef set _pools_kept = set()  # devices whose current pool _keep_pool_memory has seen

@@ -647,7 +647,7 @@ print(got)
         assert got[0] == [2.0 * i for i in range(8)]
 
 
-def test_get_into_out_and_errors(emulated_gpu):
+def test_get_into_out_and_errors(array_gpu):  # on a GPU: get(out=)'s direct path (copy_into) too
     host = host_data((3, 4), np.int32)
     a = to_gpu(host)
     out = np.zeros((3, 4), np.int32)
