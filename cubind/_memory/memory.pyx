@@ -129,7 +129,7 @@ def copy_into(object host, object ptr):
         return False
     try:
         PyObject_GetBuffer(host, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS)
-    except BufferError:
+    except (BufferError, ValueError):  # numpy says ValueError: "ndarray is not C-contiguous", read-only
         return False
     PyBuffer_Release(&view)
     copy_contiguous(host, ptr, False)

@@ -416,3 +416,20 @@ def test_the_pool_keeps_freed_memory_unless_its_threshold_was_set(fake_driver, t
         assert (after, sets) == (preset, 0)
     else:
         assert (after, sets) == (2**64 - 1, 1)   # once, for all three
+
+
+def test_copy_into_takes_only_writable_c_contiguous_buffers(fake_driver, tmp_path):
+    # Array.get(out=...)'s direct path: anything else goes back to the general one (False), never raises.
+    out, stderr, _ = run(fake_driver, tmp_path, """
+        from cubind._memory.memory import copy_into
+        a = cubind.to_gpu(np.arange(8, dtype=np.float32))
+        ro = np.zeros(8, np.float32)
+        ro.flags.writeable = False
+        got = [copy_into(np.zeros(8, np.float32), a.ptr), copy_into(np.zeros(16, np.float32)[::2], a.ptr),
+               copy_into(ro, a.ptr)]
+        strided = np.zeros(16, np.float32)[::2]
+        a.get(out=strided)                 # through the general path
+        print(json.dumps(got))
+    """)
+    assert stderr == ""
+    assert out == [True, False, False]
