@@ -303,11 +303,18 @@ def python_include_dirs():
 
 
 def spec_headers(spec):
-    """The ``headers = [...]`` of a bindings/*.toml spec (read without a TOML
-    parser: the scripts run under any Python 3)."""
+    """The headers a bindings/*.toml spec makes the generator read: its
+    ``headers = [...]``, then its loader's ``abi_typedefs_headers = [...]``
+    (cudaTypedefs.h, cudaGLTypedefs.h...), so that a layout lacking one is
+    named by the search, not by the generator. Read without a TOML parser:
+    the scripts run under any Python 3."""
     with open(spec, encoding="utf-8") as f:
-        match = re.search(r"^headers\s*=\s*\[([^\]]*)\]", f.read(), re.M)
-    return re.findall(r'"([^"]+)"', match.group(1)) if match else []
+        text = f.read()
+    found = []
+    for key in ("headers", "abi_typedefs_headers"):
+        match = re.search(rf"^{key}\s*=\s*\[([^\]]*)\]", text, re.M)
+        found += re.findall(r'"([^"]+)"', match.group(1)) if match else []
+    return found
 
 
 # The packages setup.py makes from bindings/*.toml, whose .pxd files a

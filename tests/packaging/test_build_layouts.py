@@ -296,3 +296,11 @@ def test_nvidias_wheels_as_they_install(site, built, tmp_path):
         for f in files:
             if os.path.basename(f) in HEADERS:
                 assert os.path.abspath(f).startswith(nvidia), f"{source}: {f} is not from the wheels in {site}"
+
+
+def test_the_search_for_a_specs_headers_takes_its_abi_typedefs_headers_too():
+    # The generator reads the loader's typedefs headers as it reads the spec's
+    # own: a layout without one is named by the search (HeaderNotFound).
+    driver = _cuda_paths.spec_headers(str(ROOT / "bindings" / "driver.toml"))
+    assert driver[:2] == ["cuda.h", "cudaProfiler.h"]
+    assert {"cudaTypedefs.h", "cudaGLTypedefs.h", "cudaProfilerTypedefs.h"} <= set(driver)
