@@ -91,29 +91,14 @@ def copy_contiguous(object host, object ptr, bint to_device):
     ``to_gpu``'s, ``Array.set``'s and ``Array.get``'s common case. In C: on
     the H100 a 4 KiB ``get`` cost 2.5 us above the bare call when it asked
     for the current context through the 1:1 functions and copied through
-    them. Where no context is current in this thread, ``ensure_context``
-    makes one current first (asked, not found by a failing copy: that would
-    be an API error of the layer's own under compute-sanitizer)."""
+    them."""
     cdef Py_buffer view
-    cdef cdrv.CUresult err
-    cdef cdrv.CUcontext ctx = NULL
-    cdef cdrv.CUdeviceptr dptr = ptr
     if _through_python:
         _copy_python(host, ptr, to_device)
         return
-    if cdrv.cuCtxGetCurrent(&ctx) != cdrv.CUDA_SUCCESS or ctx == NULL:
-        ensure_context()   # also initializes the driver where nothing did yet
     PyObject_GetBuffer(host, &view, PyBUF_SIMPLE if to_device else PyBUF_WRITABLE)
     try:
-        if view.len == 0:
-            return
-        with nogil:
-            if to_device:
-                err = cdrv.cuMemcpyHtoD(dptr, view.buf, view.len)
-            else:
-                err = cdrv.cuMemcpyDtoH(view.buf, dptr, view.len)
-        if err != cdrv.CUDA_SUCCESS:
-            _fail(err, "cuMemcpyHtoD" if to_device else "cuMemcpyDtoH")
+        _copy_view(&view, ptr, to_device)
     finally:
         PyBuffer_Release(&view)
 
@@ -131,9 +116,33 @@ def copy_into(object host, object ptr):
         PyObject_GetBuffer(host, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS)
     except (BufferError, ValueError):  # numpy says ValueError: "ndarray is not C-contiguous", read-only
         return False
-    PyBuffer_Release(&view)
-    copy_contiguous(host, ptr, False)
+    try:
+        _copy_view(&view, ptr, False)
+    finally:
+        PyBuffer_Release(&view)
     return True
+
+
+cdef int _copy_view(Py_buffer* view, object ptr, bint to_device) except -1:
+    """The synchronous copy between a host buffer already requested and the
+    device memory at ``ptr``. Where no context is current in this thread,
+    ``ensure_context`` makes one current first (asked, not found by a failing
+    copy: that would be an API error of the layer's own under compute-sanitizer)."""
+    cdef cdrv.CUresult err
+    cdef cdrv.CUcontext ctx = NULL
+    cdef cdrv.CUdeviceptr dptr = ptr
+    if cdrv.cuCtxGetCurrent(&ctx) != cdrv.CUDA_SUCCESS or ctx == NULL:
+        ensure_context()   # also initializes the driver where nothing did yet
+    if view.len == 0:
+        return 0
+    with nogil:
+        if to_device:
+            err = cdrv.cuMemcpyHtoD(dptr, view.buf, view.len)
+        else:
+            err = cdrv.cuMemcpyDtoH(view.buf, dptr, view.len)
+    if err != cdrv.CUDA_SUCCESS:
+        _fail(err, "cuMemcpyHtoD" if to_device else "cuMemcpyDtoH")
+    return 0
 
 
 cdef set _pools_kept = set()  # devices whose current pool _keep_pool_memory has seen
