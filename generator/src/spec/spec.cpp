@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -257,6 +258,17 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
   spec.twin_headers = r.strings(*lib, "twin_headers", "library.");
 
   if (const toml::table* loader = root["loader"].as_table()) {
+    // A key of another name (a typo, a renamed key such as the singular
+    // abi_typedefs_header) would otherwise be dropped without a word.
+    static const std::set<std::string> kLoaderKeys = {
+        "name", "sonames", "env_var", "wheel_subdirs", "toolkit_subdirs", "proc_address_function",
+        "abi_typedefs_headers", "per_thread_suffixes", "missing_function_status"};
+    for (const auto& [key, node] : *loader) {
+      if (kLoaderKeys.count(std::string(key.str()))) continue;
+      std::string known;
+      for (const auto& k : kLoaderKeys) known += (known.empty() ? "" : ", ") + k;
+      r.fail("loader." + std::string(key.str()), "not a loader key (those are: " + known + ")");
+    }
     spec.loader_name = r.string(*loader, "name", false, "loader.");
     spec.sonames = r.strings(*loader, "sonames", "loader.");
     spec.env_var = r.string(*loader, "env_var", true, "loader.");

@@ -334,6 +334,18 @@ TEST(SpecConventions, CudaRulesAreDefaultsTheSpecOverrides) {
   EXPECT_EQ(own.conventions.default_stream_flags.at("per-thread"), 8);
 }
 
+TEST(SpecLoader, AKeyOfAnotherNameIsRefusedByName) {
+  // abi_typedefs_header, singular, was renamed: it is not dropped without a word.
+  const std::string text = kLibrary + "[loader]\nenv_var = \"C_LIB\"\nabi_typedefs_header = \"cTypedefs.h\"\n";
+  try {
+    cubind::spec::parse(text, "c.toml");
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("loader.abi_typedefs_header: not a loader key"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(SpecConventions, ProcAddressAndAbiTypedefsNeedTheirConventions) {
   EXPECT_THROW(
       cubind::spec::parse(kLibrary + "[loader]\nenv_var = \"C_LIB\"\nproc_address_function = \"cGetProc\"\n", "c.toml"),
