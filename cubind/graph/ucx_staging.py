@@ -12,15 +12,13 @@ that; a block goes back to its free list once its message is sent, so the
 next message of that shape sends from the same memory (UCX's IPC cache then
 finds its mapping)."""
 
-import cuda
-
-_MEMPOOL = cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
-
 
 def from_a_pool(array):
     """Whether ``array``'s memory belongs to a stream-ordered pool (the
     driver says: its allocation's pool handle is not NULL)."""
-    err, pool = cuda.cuPointerGetAttribute(_MEMPOOL, array.ptr)
+    import cuda  # here, not at import: a host-only app's transport never loads the driver's module
+
+    err, pool = cuda.cuPointerGetAttribute(cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, array.ptr)
     return int(err) == 0 and pool is not None and int(pool) != 0
 
 
@@ -60,6 +58,8 @@ class DeviceStaging:
             if isinstance(self._stream, cubind.Stream):
                 self._stream.synchronize()
             else:  # a raw handle
+                import cuda
+
                 cubind.check(cuda.cuStreamSynchronize(self._stream), "cuStreamSynchronize")
         return staged, taken
 

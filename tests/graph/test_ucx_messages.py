@@ -10,6 +10,7 @@ import importlib.util
 import os
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -19,6 +20,7 @@ import pytest
 
 from cubind import graph as gx
 from cubind.graph import ucx_transport, wire
+from tests._toolkit import pythonpath
 
 DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.int64, np.float16, np.float32, np.float64, np.complex64,
           np.complex128]
@@ -507,3 +509,13 @@ def test_the_driver_tells_pool_memory_from_cumemalloc_memory():
     stream = cubind.Stream(non_blocking=True)
     assert from_a_pool(cubind.empty(1024, np.uint8, stream=stream))
     assert not from_a_pool(cubind.empty(1024, np.uint8))
+
+
+def test_the_transport_of_a_host_only_app_does_not_load_the_driver_module():
+    # The device copies (ucx_staging) import the 1:1 driver module when a device tensor is sent, not before.
+    code = ("import sys, cubind.graph.ucx_transport, cubind.graph.ucx; "
+            "print(sorted(m for m in ('cuda', 'cuda._driver') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": pythonpath()})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
