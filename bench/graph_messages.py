@@ -26,14 +26,16 @@ floor of every row below; again with ucxx's Python futures instead of its
 polling wait), 1 MiB host tensors (numpy) and device tensors of
 1, 16 and 256 MiB sent from one process to another (bytes/s beside the GPU's
 device-to-device copy bandwidth at the same size, measured in the same run),
-where ucxx is installed; Holoscan's two-fragment ping beside them. The rates
+where ucxx is installed; Holoscan's two-fragment ping beside them; with
+``--ucx-floor`` (bench/ucx_floor.c built), UCX's own rate at the same sizes
+from C, the floor any binding of UCX is read against. The rates
 across processes are the receiver's, from its first message to its last
 (the connection's setup is not counted). A row whose library or GPU is
 missing says so (``skipped``, and a line on stderr); one whose parts fail
 says so (``failed``) and the others still run.
 
     python bench/graph_messages.py [--messages 20000] [--pipeline-messages 2000] [--remote-messages 5000]
-                                   [--remote-only]
+                                   [--remote-only] [--ucx-floor .bench/ucx_floor]
 """
 
 import argparse
@@ -394,7 +396,34 @@ def device_row_name(size):
     return f"{size >> 20} MiB device tensors, two processes over UCX (CUDA IPC)"
 
 
-def remote_rows(count, pipeline_count):
+def ucx_floor_row(binary, size, count, window=4):
+    """UCX's own rate for ``size``-byte device messages between two processes
+    (bench/ucx_floor.c: the tag API in C, ``window`` sends in flight, nothing
+    else per message): the floor any binding of UCX is read against."""
+    port = _free_port()
+    env = dict(os.environ, UCX_WARN_UNUSED_ENV_VARS="n")
+    args = [str(count), str(size), str(window)]
+    rx = subprocess.Popen([binary, "recv", str(port), *args], stdout=subprocess.PIPE, text=True, env=env)
+    tx = subprocess.Popen([binary, "send", "127.0.0.1", str(port), *args], env=env)
+    try:
+        out, _ = rx.communicate(timeout=ROW_TIMEOUT_S)
+        tx.wait(60)
+    except subprocess.TimeoutExpired:
+        for part in (rx, tx):
+            part.kill()
+            part.wait()
+        return {"row": f"UCX in C, {size >> 20} MiB", "failed": "timed out"}
+    if rx.returncode or tx.returncode:
+        return {"row": f"UCX in C, {size >> 20} MiB", "failed": f"rx {rx.returncode}, tx {tx.returncode}"}
+    r = json.loads(out.splitlines()[-1])
+    copy = device_copy_bandwidth(size)
+    return {"row": f"UCX's tag API in C (bench/ucx_floor.c), {size >> 20} MiB device messages, two processes, "
+                   f"{window} in flight", "messages_per_s": r["messages_per_s"], "bytes_per_s": r["bytes_per_s"],
+            "us_per_message": 1e6 / r["messages_per_s"], "device_copy_bytes_per_s": copy,
+            "fraction_of_device_copy": r["bytes_per_s"] / copy}
+
+
+def remote_rows(count, pipeline_count, floor_binary=None):
     if importlib.util.find_spec("ucxx") is None:
         return [_skipped("across processes (UCX)", "ucxx not installed (pip install 'cubind[ucx]')")]
     rows = [ping_over_ucx_in_one_process(count)]
@@ -411,6 +440,8 @@ def remote_rows(count, pipeline_count):
     for size in SWEEP_SIZES[:2]:  # UCX cannot export pool memory: the transmitter copies it on the device first
         rows.append(two_process_row(device_row_name(size).replace("tensors", "tensors from the stream-ordered pool"),
                                     sweep_count(size, pipeline_count), size, "device-pool"))
+    if floor_binary:
+        rows += [ucx_floor_row(floor_binary, size, sweep_count(size, 5000)) for size in SWEEP_SIZES]
     return rows
 
 
@@ -638,9 +669,11 @@ def main():
     parser.add_argument("--pipeline-messages", type=int, default=2000)
     parser.add_argument("--remote-messages", type=int, default=5000, help="messages of the rows across processes")
     parser.add_argument("--remote-only", action="store_true", help="only the rows across processes (UCX)")
+    parser.add_argument("--ucx-floor", metavar="BINARY",
+                        help="bench/ucx_floor.c built (see its header): UCX's own rows in C beside ours")
     args = parser.parse_args()
     rows = [] if args.remote_only else local_rows(args)
-    remote = [*remote_rows(args.remote_messages, args.pipeline_messages),
+    remote = [*remote_rows(args.remote_messages, args.pipeline_messages, args.ucx_floor),
               holoscan_distributed_ping(args.remote_messages)]
     remote.append(ratio(remote, "cubind.graph ping pair, two processes over UCX", "Holoscan two-fragment ping", 1.0))
     device = next((r for r in remote if r["row"] == device_row_name(1 << 20) and "fraction_of_device_copy" in r),

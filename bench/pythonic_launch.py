@@ -25,6 +25,9 @@ stream, a block of 32 threads over 32 elements, in these forms:
 - ``3 x __cuda_array_interface__ alone``: the stand-in's property read three
   times and nothing else: what the protocol itself costs, the part of
   ``kernel(... arrays)`` no consumer can avoid;
+- ``3 x torch is_cuda + data_ptr() alone``: the two reads the launch makes
+  of each torch tensor, and nothing else: PyTorch's own part of
+  ``kernel(... torch tensors)``;
 - ``launch(stream, config, ...)``: ``cubind.launch`` with a ``LaunchConfig``
   (``cuLaunchKernelEx``);
 - 1:1 ``(values, types)``: ``cuda.cuLaunchKernel(..., ((2.0, x, y, out, 32),
@@ -150,6 +153,12 @@ def _foreign_forms(kernel, stream, pointers):
             ts = [torch.zeros(N, dtype=torch.float32, device="cuda") for _ in range(3)]
             forms["kernel(... torch tensors)"] = lambda: kernel(1, N, 2.0, *ts, N, stream=stream)
             forms["kernel(... torch tensors) no keywords"] = lambda: kernel(1, N, 2.0, *ts, N)
+
+            def read_torch():
+                for t in ts:
+                    t.is_cuda and t.data_ptr()  # noqa: B015 (the reads are what is timed)
+
+            forms["3 x torch is_cuda + data_ptr() alone"] = read_torch
     except Exception as exc:
         print(f"pythonic_launch: no PyTorch row: {exc}", file=sys.stderr)
     return forms

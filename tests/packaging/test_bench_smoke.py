@@ -3,7 +3,9 @@ counts), so the harness that produces bench/README.md's table cannot rot
 between GPU runs. The numbers it prints mean nothing; the shape is checked."""
 
 import json
+import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -57,3 +59,31 @@ def test_copy_iterations_scale_with_size():
     for kind in ("HtoD_set", "DtoH_get", "HtoD_to_gpu"):
         counts = [run.iterations(f"{kind}_{size}", 1) for size in ("4KiB", "1MiB", "256MiB")]
         assert counts == sorted(counts, reverse=True) and counts[-1] <= 5, (kind, counts)
+
+
+def test_ucx_floor_sends_every_message_between_two_processes(tmp_path):
+    """bench/ucx_floor.c (UCX's own rate, the floor of graph_messages.py's
+    rows across processes) built against the libucx wheel and run with host
+    buffers (FLOOR_HOST_MEMORY): both parts end and the receiver counts them all."""
+    from tests._toolkit import header
+
+    libucx = pytest.importorskip("libucx", reason="UCX's wheel (libucx-cu13, with cubind[ucx]) is not installed")
+    cuda_h = header("cuda.h")
+    if shutil.which("cc") is None or cuda_h is None:
+        pytest.skip("no C compiler or no cuda.h")
+    ucx = Path(libucx.__file__).parent
+    binary = tmp_path / "ucx_floor"
+    subprocess.run(["cc", "-O2", "-o", str(binary), str(ROOT / "bench" / "ucx_floor.c"), f"-I{ucx / 'include'}",
+                    f"-L{ucx / 'lib'}", f"-Wl,-rpath,{ucx / 'lib'}", "-lucp", "-lucs", f"-I{cuda_h.parent}",
+                    "-ldl"], check=True, timeout=120)
+    env = {**os.environ, "FLOOR_HOST_MEMORY": "1", "UCX_WARN_UNUSED_ENV_VARS": "n"}
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    args = ["300", str(64 << 10), "4"]
+    rx = subprocess.Popen([str(binary), "recv", port, *args], stdout=subprocess.PIPE, text=True, env=env)
+    tx = subprocess.run([str(binary), "send", "127.0.0.1", port, *args], env=env, timeout=60)
+    out, _ = rx.communicate(timeout=60)
+    assert tx.returncode == 0 and rx.returncode == 0
+    row = json.loads(out.splitlines()[-1])
+    assert row["messages"] == 300 and row["bytes"] == 64 << 10 and row["messages_per_s"] > 0
