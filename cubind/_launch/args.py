@@ -15,10 +15,11 @@ import math
 import operator
 import struct
 
+from cubind._core import pending as _pending
 from cubind._launch.params import ANY, BYTES, F32, F64, INT
 
 __all__ = ["convert", "POINTER_GETTERS", "count_error", "describe", "PTR", "DATA_PTR", "torch_pointer",
-           "cai_pointer"]
+           "cai_pointer", "cai_stream", "order_producers"]
 
 # type -> callable giving a device address; filled as types are first seen.
 POINTER_GETTERS: dict = {}
@@ -28,6 +29,7 @@ POINTER_GETTERS: dict = {}
 PTR = operator.attrgetter("ptr")  # cubind.Array, PyCUDA, cupy.cuda.MemoryPointer
 DATA_PTR = operator.attrgetter("data.ptr")  # cupy.ndarray
 
+LEGACY_STREAM = 1  # CU_STREAM_LEGACY: what a launch on stream 0 runs on
 _CTYPES_VALUES = (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)
 _F32_MAX = 3.4028234663852886e38
 
@@ -101,6 +103,38 @@ def cai_pointer(value):
         return interface["data"][0]
     except (LookupError, TypeError):  # a KeyError or IndexError would not name the parameter
         raise TypeError('its __cuda_array_interface__ has no "data": (pointer, read-only) tuple') from None
+
+
+def cai_stream(value):
+    """The "stream" of an interface that is not exactly a dict (the launch
+    path reads a dict's in C), or None."""
+    interface = value.__cuda_array_interface__
+    get = getattr(interface, "get", None)
+    return get("stream") if callable(get) else None
+
+
+def order_producers(kernel, params, waits, stream):
+    """Makes ``stream`` (the launch's raw handle; 0, the legacy default
+    stream) wait for the work queued so far on each stream that an argument's
+    ``__cuda_array_interface__`` names, as version 3 of the protocol asks of
+    a consumer; ``waits``: [(parameter index, the interface's "stream")].
+    1 and 2 are the legacy and per-thread default streams; 0 is refused, as
+    the protocol forbids it."""
+    launch = stream or LEGACY_STREAM
+    ordered = {launch}
+    for index, producer in waits:
+        if type(producer) is not int:
+            try:
+                producer = operator.index(producer)
+            except TypeError:
+                raise TypeError(f"{describe(kernel, params[index])}: its __cuda_array_interface__ 'stream' is "
+                                f"a {type(producer).__name__}, not an int stream handle") from None
+        if producer == 0:
+            raise ValueError(f"{describe(kernel, params[index])}: its __cuda_array_interface__ 'stream' is 0, "
+                             f"which the protocol forbids (1: legacy default stream, 2: per-thread default stream)")
+        if producer not in ordered:  # one wait per stream, however many arrays name it
+            ordered.add(producer)
+            _pending.order(stream, producer)
 
 
 def _int_bytes(kernel, param, number, size, signed):

@@ -81,6 +81,7 @@ cdef object _S_PTR = "ptr"
 cdef object _S_IS_CUDA = "is_cuda"
 cdef object _S_DATA_PTR = "data_ptr"
 cdef object _S_INTERFACE = "__cuda_array_interface__"
+cdef object _S_STREAM = "stream"
 
 # The C API's raw forms: a new reference (or a borrowed one, for the dict)
 # or NULL with the error set, which the packer clears for the slow path to
@@ -110,11 +111,12 @@ cdef extern from "Python.h":
     PyObject* _Exception "PyExc_Exception"
 
 
-cdef PyObject* _read_address(object getter, PyObject* value) noexcept:
+cdef PyObject* _read_address(object getter, PyObject* value, PyObject** producer) noexcept:
     """``value``'s device address, read as ``getter`` (its type's entry in
     POINTER_GETTERS) reads it, anew each call: a foreign array's pointer may
     change. A new reference, None for a CPU tensor and an interface of
-    another shape (the slow path reads them), or NULL with the read's error set."""
+    another shape (the slow path reads them), or NULL with the read's error set.
+    An interface's "stream" other than None is left in ``producer`` (a new reference)."""
     cdef PyObject* inner
     cdef PyObject* address
     cdef int on_device
@@ -138,7 +140,7 @@ cdef PyObject* _read_address(object getter, PyObject* value) noexcept:
         inner = _get_attr(value, <PyObject*>_S_INTERFACE)
         if inner == NULL:
             return NULL
-        address = _interface_pointer(inner)
+        address = _interface_pointer(inner, producer)
         _decref(inner)
         return address
     if getter is _PTR:
@@ -151,13 +153,22 @@ cdef inline PyObject* _new_none() noexcept:
     return <PyObject*>None
 
 
-cdef PyObject* _interface_pointer(PyObject* interface) noexcept:
+cdef PyObject* _interface_pointer(PyObject* interface, PyObject** producer) noexcept:
     """The first item of an interface dict's "data" tuple (a new reference);
     None where the dict or the tuple is not exactly one (args.cai_pointer
-    reads those, or says what is missing); NULL with the error set."""
+    reads those, or says what is missing); NULL with the error set. Its
+    "stream", where not None, goes to ``producer`` (a new reference)."""
     cdef PyObject* data
+    cdef PyObject* stream
     if type(<object>interface) is not dict:
         return _new_none()
+    stream = _dict_item(interface, <PyObject*>_S_STREAM)
+    if stream == NULL:
+        if _error_occurred() != NULL:
+            return NULL
+    elif stream != <PyObject*>None:
+        _incref(stream)
+        producer[0] = stream
     data = _dict_item(interface, <PyObject*>_S_DATA)
     if data == NULL:
         return NULL if _error_occurred() != NULL else _new_none()
@@ -174,6 +185,28 @@ cdef int _forget_read_error() except -1:
     if not _error_matches(_Exception):
         return -1
     _error_clear()
+    return 0
+
+
+cdef int _add_wait(PyObject** waits, Py_ssize_t i, object producer) except -1:
+    """Appends (i, producer) to the list at ``waits``, made at the first."""
+    cdef list found
+    if waits[0] == NULL:
+        found = [(i, producer)]
+        _incref(<PyObject*>found)
+        waits[0] = <PyObject*>found
+    else:
+        (<list>waits[0]).append((i, producer))
+    return 0
+
+
+cdef int _order_after(Plan plan, PyObject** waits, uintptr_t stream) except -1:
+    """Makes the launch's ``stream`` wait for the producers' streams found
+    while packing, and lets go of their list."""
+    cdef object found = <object>waits[0]
+    waits[0] = NULL
+    _decref(<PyObject*>found)
+    _args.order_producers(plan.name, plan.params, found, stream)
     return 0
 
 
@@ -255,13 +288,17 @@ cdef class Plan:
         _xdecref(old_getter)
         return <object>found
 
-    cdef int pack(self, tuple args, Py_ssize_t start, char* buf, void** ptrs) except -1:
-        """Packs ``args[start:]``."""
+    cdef int pack(self, tuple args, Py_ssize_t start, char* buf, void** ptrs, PyObject** waits=NULL) except -1:
+        """Packs ``args[start:]``. Where ``waits`` is given, the streams that
+        arrays' ``__cuda_array_interface__`` names (its "stream") are
+        appended to the list there, made at the first, as (parameter index,
+        stream): the launch orders itself after them (``order_producers``)."""
         cdef Py_ssize_t i
         cdef int kind, size
         cdef char* p
         cdef double d
         cdef object value, address
+        cdef int found
         if len(args) - start != self.n:
             raise count_error(self.name, self.params, len(args) - start)
         for i in range(self.n):
@@ -290,29 +327,48 @@ cdef class Plan:
                     self.pack_int(i, address + value._offset, p)
                     continue
             elif size == 8 and (kind == K_INT or kind == K_ANY):
-                if self.pack_pointer(i, value, p):
+                found = self.pack_pointer(i, value, p, waits)
+                if found == 1:
                     continue
+                self.pack_slow(i, value, p)
+                if found == 2 and waits != NULL and POINTER_GETTERS.get(type(value)) is _CAI_POINTER:
+                    self.note_stream(i, value, waits)  # its type learned just now, by the slow path
+                continue
             self.pack_slow(i, value, p)
         return 0
 
-    cdef int pack_pointer(self, Py_ssize_t i, object value, char* p) except -1:
+    cdef int pack_pointer(self, Py_ssize_t i, object value, char* p, PyObject** waits) except -1:
         """Packs the device address of ``value``, an array of a type seen
-        before (1), or leaves it to the slow path (0): a type not seen yet,
-        a failed read, anything but an int."""
+        before (1), or leaves it to the slow path: a type not seen yet (2), a
+        failed read, anything but an int (0)."""
         cdef object address
         cdef PyObject* raw
+        cdef PyObject* producer = NULL
         cdef object getter = self.pointer_getter(i, value)  # held: the read may run code that forgets it
         if getter is None:
-            return 0
-        raw = _read_address(getter, <PyObject*>value)
+            return 2
+        raw = _read_address(getter, <PyObject*>value, &producer)
+        if producer != NULL:
+            if waits != NULL and raw != NULL:
+                _add_wait(waits, i, <object>producer)
+            _decref(producer)
         if raw == NULL:
             return _forget_read_error()
         address = <object>raw
         _decref(raw)
+        if getter is _CAI_POINTER and address is None and waits != NULL:
+            self.note_stream(i, value, waits)  # an interface not a dict: the slow path reads its pointer
         if type(address) is not int:  # the slow path converts it or says why
             return 0
         self.pack_int(i, address, p)
         return 1
+
+    cdef int note_stream(self, Py_ssize_t i, object value, PyObject** waits) except -1:
+        """Adds the "stream" of ``value``'s interface, read in Python, to ``waits``."""
+        producer = _args.cai_stream(value)
+        if producer is not None:
+            _add_wait(waits, i, producer)
+        return 0
 
     cdef int pack_int(self, Py_ssize_t i, object value, char* p) except -1:
         # The 1:1 layer's writer (_cubind.convert.store_int). Unsigned
@@ -489,9 +545,12 @@ cdef class KernelBase:
             hstream = _stream_value(None)
         _dim3(<object>PyTuple_GET_ITEM(args, 0), "grid", g)
         _dim3(<object>PyTuple_GET_ITEM(args, 1), "block", b)
+        cdef PyObject* waits = NULL
         _heap_buffers(plan, &buf, &ptrs)
         try:
-            plan.pack(args, 2, buf, ptrs)
+            plan.pack(args, 2, buf, ptrs, &waits)
+            if waits != NULL:
+                _order_after(plan, &waits, hstream)
             for attempt in range(2):
                 with nogil:
                     err = cdrv.cuLaunchKernel(<cdrv.CUfunction>self._func, g[0], g[1], g[2], b[0], b[1], b[2],
@@ -502,6 +561,7 @@ cdef class KernelBase:
             if err != 0:
                 _raise(err, "cuLaunchKernel")
         finally:
+            _xdecref(waits)  # packing failed after finding a producer's stream
             if buf != <char*>stack_words:
                 free(buf)
                 free(ptrs)
@@ -518,9 +578,12 @@ cdef class KernelBase:
         cdef Plan plan = self._usable_plan()
         cfg = (<cdrv.CUlaunchConfig*>config_addr)[0]
         cfg.hStream = <cdrv.CUstream>_stream_value(stream)
+        cdef PyObject* waits = NULL
         _heap_buffers(plan, &buf, &ptrs)
         try:
-            plan.pack(args, 0, buf, ptrs)
+            plan.pack(args, 0, buf, ptrs, &waits)
+            if waits != NULL:
+                _order_after(plan, &waits, <uintptr_t>cfg.hStream)
             for attempt in range(2):
                 with nogil:
                     err = cdrv.cuLaunchKernelEx(&cfg, <cdrv.CUfunction>self._func, ptrs if plan.n else NULL, NULL)
@@ -530,6 +593,7 @@ cdef class KernelBase:
             if err != 0:
                 _raise(err, "cuLaunchKernelEx")
         finally:
+            _xdecref(waits)  # packing failed after finding a producer's stream
             if buf != <char*>stack_words:
                 free(buf)
                 free(ptrs)

@@ -399,3 +399,64 @@ def test_a_launch_reads_each_pointer_at_each_call(fake_driver):
     assert got[:3] == [[0x1000 + 0x10 * s, 0x2000 + 0x10 * s, 0x3000 + 0x10 * s] for s in range(3)]
     assert got[3] == ("k: parameter 1 (.u64): torch.TorchLike is not device memory "
                       "(a tensor on cpu is not CUDA device memory)")
+
+
+def test_a_launch_waits_for_the_stream_an_interface_names(fake_driver):
+    # Version 3 of the protocol: a consumer orders its work after the
+    # producer's "stream" (1 and 2 are the default streams, 0 is forbidden).
+    code = textwrap.dedent(f"""
+        import ctypes, json, cubind
+        from tests.pythonic.test_launch_foreign import Interface
+        fake = ctypes.CDLL({str(fake_driver)!r})
+        waits = ctypes.c_int.in_dll(fake, "fake_stream_wait_count")
+        waited = ctypes.c_ulonglong.in_dll(fake, "fake_last_wait_stream")
+        kernel = cubind.Module.load({PTX.encode()!r}).get_kernel("k")
+        producer, consumer = cubind.Stream(), cubind.Stream()
+        x, y = Interface(0x1000), Interface(0x2000)
+        got = {{}}
+
+        def count(name, *args, **options):
+            before = waits.value
+            kernel(1, 1, *args, **options)
+            n = waits.value - before
+            got[name] = [n, waited.value == int(consumer.handle) if n else None]
+
+        x.interface["stream"] = producer.handle
+        count("other stream", x, y, 0, stream=consumer)
+        count("its own stream", x, y, 0, stream=producer)
+        y.interface["stream"] = producer.handle
+        count("two arrays of one stream", x, y, 0, stream=consumer)
+        x.interface["stream"] = y.interface["stream"] = None
+        count("None", x, y, 0, stream=consumer)
+        x.interface["stream"] = 1
+        count("legacy stream, launched on it", x, y, 0)
+        count("legacy stream, launched on another", x, y, 0, stream=consumer)
+        x.interface = type("Interfaces", (dict,), {{}})(x.interface, stream=producer.handle)
+        count("an interface of another shape", x, y, 0, stream=consumer)
+        x.interface = {{"data": (0x1000, False), "stream": producer.handle}}
+        before = waits.value
+        cubind.launch(consumer, cubind.LaunchConfig(1, 1), kernel, x, y, 0)
+        got["launch()"] = [waits.value - before, waited.value == int(consumer.handle)]
+        before = waits.value
+        kernel.plan.pack_bytes(x, y, 0)
+        got["packed for a graph node"] = [waits.value - before, None]
+        for bad in (0, "1"):
+            x.interface["stream"] = bad
+            try:
+                kernel(1, 1, x, y, 0, stream=consumer)
+            except (TypeError, ValueError) as exc:
+                got[repr(bad)] = str(exc)
+        print(json.dumps(got))
+    """)
+    env = dict(os.environ, CUBIND_CUDA_LIBRARY=str(fake_driver), FAKE_DEVICE_COUNT="1", PYTHONPATH=pythonpath(ROOT))
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert got.pop("0") == ("k: parameter 0 (.u64): its __cuda_array_interface__ 'stream' is 0, which the protocol "
+                            "forbids (1: legacy default stream, 2: per-thread default stream)")
+    assert got.pop("'1'") == ("k: parameter 0 (.u64): its __cuda_array_interface__ 'stream' is a str, not an int "
+                              "stream handle")
+    assert got == {"other stream": [1, True], "its own stream": [0, None], "two arrays of one stream": [1, True],
+                   "None": [0, None], "legacy stream, launched on it": [0, None],
+                   "legacy stream, launched on another": [1, True], "an interface of another shape": [1, True],
+                   "launch()": [1, True], "packed for a graph node": [0, None]}

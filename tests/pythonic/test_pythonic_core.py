@@ -941,6 +941,27 @@ def test_stream_wait_orders_work_across_streams(gpu_module, device, dmem):
 
 
 @pytest.mark.gpu
+def test_a_launch_waits_for_the_stream_of_an_interface(gpu_module, device, dmem):
+    # CAI v3: the launch on `second` orders itself after the "stream" the
+    # producer names; without it the copy reads src before `first` sets it.
+    spin, set_int, copy_int = (gpu_module.get_kernel(n) for n in ("spin", "set_int", "copy_int"))
+    src, dst = dmem(np.zeros(1, np.int32)), dmem(np.zeros(1, np.int32))
+
+    class Produced:
+        def __init__(self, ptr, stream):
+            self.__cuda_array_interface__ = {"shape": (1,), "typestr": "<i4", "data": (int(ptr), False),
+                                             "version": 3, "stream": int(stream.handle)}
+
+    with cubind.Stream(non_blocking=True) as first, cubind.Stream(non_blocking=True) as second:
+        for value in (7, 9):
+            spin(1, 1, spin_cycles(device, 20), stream=first)
+            set_int(1, 1, src, value, stream=first)
+            copy_int(1, 1, Produced(src, first), dst, stream=second)
+            second.synchronize()
+            assert dmem.get(dst, np.zeros(1, np.int32))[0] == value
+
+
+@pytest.mark.gpu
 def test_default_stream_and_device_synchronize(gpu_module, device, dmem):
     fill = gpu_module.get_kernel("fill<int>")
     out = dmem(np.zeros(64, np.int32))
