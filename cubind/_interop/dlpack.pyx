@@ -6,8 +6,8 @@ holds a ``DLManagedTensor[Versioned]`` whose deleter the consumer calls when
 it is done with the memory. A consumer renames the capsule ``used_dltensor``
 (``used_dltensor_versioned``) so that the capsule's own destructor, which
 calls the deleter for a capsule nobody consumed, does not call it twice.
-The structs are declared here as dlpack.h lays them out (the ABI is the
-standard; no header is needed).
+The structs are declared as dlpack.h lays them out in
+cubind/_launch/dlpack_abi.pxd (the launch path reads capsules too).
 """
 
 from cpython.pycapsule cimport (PyCapsule_GetPointer, PyCapsule_IsValid, PyCapsule_New,
@@ -16,44 +16,11 @@ from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 
+from cubind._launch.dlpack_abi cimport DLManagedTensor, DLManagedTensorVersioned, DLTensor
+
 
 cdef extern from "Python.h":
     int Py_IsInitialized() nogil
-
-
-cdef struct DLDevice:
-    int32_t device_type
-    int32_t device_id
-
-cdef struct DLDataType:
-    uint8_t code
-    uint8_t bits
-    uint16_t lanes
-
-cdef struct DLTensor:
-    void* data
-    DLDevice device
-    int32_t ndim
-    DLDataType dtype
-    int64_t* shape
-    int64_t* strides
-    uint64_t byte_offset
-
-cdef struct DLManagedTensor:
-    DLTensor dl_tensor
-    void* manager_ctx
-    void (*deleter)(DLManagedTensor*) noexcept nogil
-
-cdef struct DLPackVersion:
-    uint32_t major
-    uint32_t minor
-
-cdef struct DLManagedTensorVersioned:
-    DLPackVersion version
-    void* manager_ctx
-    void (*deleter)(DLManagedTensorVersioned*) noexcept nogil
-    uint64_t flags
-    DLTensor dl_tensor
 
 
 # The DLPack version cubind's structs follow (dlpack.h 1.1; 1.0 and 1.1 share

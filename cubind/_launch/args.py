@@ -7,7 +7,7 @@ bytes, which must be the parameter's size), device arrays of any library
 way to its pointer is found once and kept in :data:`POINTER_GETTERS`, which
 the launch path reads first: for the getters named here (``PTR``, ``DATA_PTR``,
 ``torch_pointer``, ``cai_pointer``) it reads the pointer as they do, in C,
-and calls only the others.
+and calls only the others (``dlpack_pointer`` with the launch's stream).
 """
 
 import ctypes
@@ -16,10 +16,11 @@ import operator
 import struct
 
 from cubind._core import pending as _pending
+from cubind._launch.capsule import dlpack_address
 from cubind._launch.params import ANY, BYTES, F32, F64, INT
 
 __all__ = ["convert", "POINTER_GETTERS", "count_error", "describe", "PTR", "DATA_PTR", "torch_pointer",
-           "cai_pointer", "cai_stream", "order_producers"]
+           "cai_pointer", "cai_stream", "dlpack_pointer", "learn_pointer_getter", "order_producers"]
 
 # type -> callable giving a device address; filled as types are first seen.
 POINTER_GETTERS: dict = {}
@@ -30,6 +31,7 @@ PTR = operator.attrgetter("ptr")  # cubind.Array, PyCUDA, cupy.cuda.MemoryPointe
 DATA_PTR = operator.attrgetter("data.ptr")  # cupy.ndarray
 
 LEGACY_STREAM = 1  # CU_STREAM_LEGACY: what a launch on stream 0 runs on
+NO_STREAM = -1  # DLPack's "no ordering": arguments packed for a graph node
 _CTYPES_VALUES = (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)
 _F32_MAX = 3.4028234663852886e38
 
@@ -80,9 +82,22 @@ def _pointer_getter(value):
             return torch_pointer
         if cai:
             return cai_pointer
+        if hasattr(t, "__dlpack_device__") and not hasattr(t, "__array_interface__"):  # not numpy's host arrays
+            return dlpack_pointer
     if t.__module__.startswith("cupy") and hasattr(t, "ptr"):  # cupy.cuda.MemoryPointer
         return PTR
     return None
+
+
+def learn_pointer_getter(value):
+    """The way to ``value``'s device address (kept for its type), or None
+    where its type is no device array."""
+    getter = POINTER_GETTERS.get(type(value))
+    if getter is None:
+        getter = _pointer_getter(value)
+        if getter is not None:
+            POINTER_GETTERS[type(value)] = getter
+    return getter
 
 
 def torch_pointer(tensor):
@@ -92,6 +107,17 @@ def torch_pointer(tensor):
     if not tensor.is_cuda:
         raise TypeError(f"a tensor on {tensor.device} is not CUDA device memory")
     return tensor.data_ptr()
+
+
+def dlpack_pointer(value, stream=NO_STREAM):
+    """The device address of a DLPack producer's memory (an object with
+    ``__dlpack__`` and ``__dlpack_device__``, neither a CAI nor one of the
+    libraries read directly): its capsule's data plus byte offset, the
+    producer having ordered its work before ``stream`` (its DLPack value: 1
+    the legacy default stream, 2 the per-thread one, else a handle; -1, no
+    ordering: a graph node's arguments, which no stream launches yet). The
+    launch path passes its stream; one capsule is made per call."""
+    return dlpack_address(value, stream)
 
 
 def cai_pointer(value):
@@ -174,15 +200,11 @@ def convert(kernel, param, value):
     if param.kind == BYTES or param.kind == ANY and isinstance(value, (bytes, bytearray, memoryview)):
         return _struct_bytes(kernel, param, value)
     if param.takes_address:
-        getter = POINTER_GETTERS.get(type(value))
-        if getter is None:
-            getter = _pointer_getter(value)
-            if getter is not None:
-                POINTER_GETTERS[type(value)] = getter
+        getter = learn_pointer_getter(value)
         if getter is not None:
             try:
                 address = operator.index(getter(value))
-            except (AttributeError, RuntimeError, TypeError) as exc:  # e.g. a CPU tensor's CAI
+            except (AttributeError, RuntimeError, TypeError, BufferError) as exc:  # e.g. a CPU tensor's CAI
                 raise TypeError(f"{describe(kernel, param)}: {_type_name(value)} is not device memory "
                                 f"({exc})") from exc
             return _int_bytes(kernel, param, address, 8, False)
@@ -208,7 +230,7 @@ def _expected(param):
     if param.kind == F32 or param.kind == F64:
         return "a float, an int, or a numpy scalar / ctypes value of its size"
     if param.takes_address:
-        return ("a device array (__cuda_array_interface__, .ptr), a CUdeviceptr, an int, "
+        return ("a device array (__cuda_array_interface__, DLPack, .ptr), a CUdeviceptr, an int, "
                 "or a numpy scalar / ctypes value of 8 bytes")
     if param.kind == ANY and param.size == 4:
         return "an int, a float (as float32), or a numpy scalar / ctypes value of 4 bytes"

@@ -26,6 +26,7 @@ from _cubind.convert cimport SIGN_EITHER, SIGN_SIGNED, store_int
 
 from cubind._launch import params as _params
 from cubind._launch import args as _args
+from cubind._launch.capsule import dlpack_address
 from cubind._launch.args import POINTER_GETTERS, convert, count_error, describe
 from cubind._core.errors import CUDAError
 from cubind._core.handles import stream_handle
@@ -74,6 +75,7 @@ cdef object _PTR = _args.PTR
 cdef object _DATA_PTR = _args.DATA_PTR
 cdef object _TORCH_POINTER = _args.torch_pointer
 cdef object _CAI_POINTER = _args.cai_pointer
+cdef object _DLPACK_POINTER = _args.dlpack_pointer
 
 # The attribute names, made once (interned: the type's attribute cache hits).
 cdef object _S_DATA = "data"
@@ -288,11 +290,14 @@ cdef class Plan:
         _xdecref(old_getter)
         return <object>found
 
-    cdef int pack(self, tuple args, Py_ssize_t start, char* buf, void** ptrs, PyObject** waits=NULL) except -1:
+    cdef int pack(self, tuple args, Py_ssize_t start, char* buf, void** ptrs, PyObject** waits=NULL,
+                  uintptr_t stream=0, bint launched=False) except -1:
         """Packs ``args[start:]``. Where ``waits`` is given, the streams that
         arrays' ``__cuda_array_interface__`` names (its "stream") are
         appended to the list there, made at the first, as (parameter index,
-        stream): the launch orders itself after them (``order_producers``)."""
+        stream): the launch orders itself after them (``order_producers``).
+        ``stream``: the launch's (a DLPack producer orders its work before
+        it), where ``launched``; else none (a graph node's arguments)."""
         cdef Py_ssize_t i
         cdef int kind, size
         cdef char* p
@@ -327,17 +332,16 @@ cdef class Plan:
                     self.pack_int(i, address + value._offset, p)
                     continue
             elif size == 8 and (kind == K_INT or kind == K_ANY):
-                found = self.pack_pointer(i, value, p, waits)
+                found = self.pack_pointer(i, value, p, waits, stream, launched)
+                if found == 2 and _args.learn_pointer_getter(value) is not None:
+                    found = self.pack_pointer(i, value, p, waits, stream, launched)  # learned now: read as the next
                 if found == 1:
                     continue
-                self.pack_slow(i, value, p)
-                if found == 2 and waits != NULL and POINTER_GETTERS.get(type(value)) is _CAI_POINTER:
-                    self.note_stream(i, value, waits)  # its type learned just now, by the slow path
-                continue
             self.pack_slow(i, value, p)
         return 0
 
-    cdef int pack_pointer(self, Py_ssize_t i, object value, char* p, PyObject** waits) except -1:
+    cdef int pack_pointer(self, Py_ssize_t i, object value, char* p, PyObject** waits, uintptr_t stream,
+                          bint launched) except -1:
         """Packs the device address of ``value``, an array of a type seen
         before (1), or leaves it to the slow path: a type not seen yet (2), a
         failed read, anything but an int (0)."""
@@ -347,6 +351,14 @@ cdef class Plan:
         cdef object getter = self.pointer_getter(i, value)  # held: the read may run code that forgets it
         if getter is None:
             return 2
+        if getter is _DLPACK_POINTER:
+            try:
+                address = dlpack_address(value, (stream or _args.LEGACY_STREAM) if launched else _args.NO_STREAM)
+            except (AttributeError, TypeError, ValueError, BufferError, RuntimeError) as exc:
+                raise TypeError(f"{describe(self.name, self.params[i])}: {type(value).__name__} is not device "
+                                f"memory ({exc})") from exc
+            self.pack_int(i, address, p)
+            return 1
         raw = _read_address(getter, <PyObject*>value, &producer)
         if producer != NULL:
             if waits != NULL and raw != NULL:
@@ -548,7 +560,7 @@ cdef class KernelBase:
         cdef PyObject* waits = NULL
         _heap_buffers(plan, &buf, &ptrs)
         try:
-            plan.pack(args, 2, buf, ptrs, &waits)
+            plan.pack(args, 2, buf, ptrs, &waits, hstream, True)
             if waits != NULL:
                 _order_after(plan, &waits, hstream)
             for attempt in range(2):
@@ -581,7 +593,7 @@ cdef class KernelBase:
         cdef PyObject* waits = NULL
         _heap_buffers(plan, &buf, &ptrs)
         try:
-            plan.pack(args, 0, buf, ptrs, &waits)
+            plan.pack(args, 0, buf, ptrs, &waits, <uintptr_t>cfg.hStream, True)
             if waits != NULL:
                 _order_after(plan, &waits, <uintptr_t>cfg.hStream)
             for attempt in range(2):

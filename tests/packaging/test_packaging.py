@@ -37,16 +37,17 @@ MODULES = ("cuda._driver", "cuda.cdriver", "cuda.cudart", "cuda.cruntime", "nvrt
            "nvjitlink._nvjitlink", "nvjitlink.cnvjitlink", "nvvm._nvvm", "nvvm.cnvvm",
            "nvfatbin._nvfatbin", "nvfatbin.cnvfatbin", "nvml._nvml", "nvml.cnvml",
            "cufile._cufile", "cufile.ccufile",
-           "_cubind.convert", "_cubind.loader", "cubind._core.allocations", "cubind._launch.launch",
-           "cubind._interop.dlpack",
+           "_cubind.convert", "_cubind.loader", "cubind._core.allocations", "cubind._launch.capsule",
+           "cubind._launch.launch", "cubind._interop.dlpack",
            "cubind._memory.memory")
 # Every module but the Pythonic layer's own ships its C level for cimport.
 PXD = [name.replace(".", "/") + ".pxd" for name in MODULES
-       if name not in ("cubind._launch.launch", "cubind._interop.dlpack", "cubind._memory.memory")]
+       if name not in ("cubind._launch.capsule", "cubind._launch.launch", "cubind._interop.dlpack",
+                       "cubind._memory.memory")]
 STUBS = [stubs for _, stubs, _ in PUBLIC]
 # The Pythonic layer's: the generated re-export of `import cubind`, and the
 # hand-written ones of compiled modules (the .py modules carry their annotations).
-STUBS += ["cubind/__init__.pyi", "cubind/_launch/launch.pyi", "cubind/_memory/memory.pyi",
+STUBS += ["cubind/__init__.pyi", "cubind/_launch/launch.pyi", "cubind/_launch/capsule.pyi", "cubind/_memory/memory.pyi",
           "cubind/_core/allocations.pyi", "cubind/_interop/dlpack.pyi", "_cubind/loader.pyi"]
 # The floor's Python modules and the EGL stand-ins cubind.get_include() names (package data).
 FLOOR = ["_cubind/__init__.py", "_cubind/compat.py", "_cubind/cuda_paths.py", "_cubind/enum.py",

@@ -86,6 +86,32 @@ class Interface:
         return self.interface
 
 
+class DLPackOnly:
+    """A DLPack producer and nothing else (no interface, no pointer attribute):
+    a new capsule of its memory per call, each call's stream and max_version kept."""
+
+    def __init__(self, ptr, device_type=2, old=False):
+        self.address, self.device_type, self.old = ptr, device_type, old
+        self.owner = Owner()  # what the capsule holds until its deleter runs
+        self.calls = []
+
+    def __dlpack_device__(self):
+        return (self.device_type, 0)
+
+    def __dlpack__(self, stream=None, max_version=None):
+        from cubind._interop.dlpack import make_capsule
+
+        if self.old and max_version is not None:
+            raise TypeError("__dlpack__() got an unexpected keyword argument 'max_version'")
+        self.calls.append((stream, max_version))
+        return make_capsule(self.owner, self.address, self.device_type, 0, (4,), (1,), 2, 32,
+                            versioned=max_version is not None)
+
+
+class Owner:
+    pass
+
+
 def plan():
     return Plan("k", [Param(i, INT, 8, False, True, ".u64 .ptr") for i in range(2)])
 
@@ -175,9 +201,9 @@ def test_a_plan_keeps_the_types_it_met_only_while_it_lives():
     class Fresh(Interface):
         pass
 
-    p = plan()
-    p.pack_bytes(Fresh(0x10), 0)  # learned by the slow path: POINTER_GETTERS holds the type
+    learned(Fresh(0x10))  # by another plan: POINTER_GETTERS holds the type
     alone = sys.getrefcount(Fresh)
+    p = plan()
     p.pack_bytes(Fresh(0x10), 0)
     assert sys.getrefcount(Fresh) == alone + 1  # the first parameter's
     p.pack_bytes(Fresh(0x10), Fresh(0x20))
@@ -362,6 +388,38 @@ def test_a_subclass_cpu_tensor_is_refused_once_learned():
         packed(0, Parameter(0x200, is_cuda=False))
 
 
+# -- DLPack producers ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("old", [False, True])
+def test_a_dlpack_producer_gives_its_capsules_address(old):
+    # Read from a capsule made per call (versioned, or 0.x where the producer
+    # takes no max_version), the capsule let go at once: its owner is released.
+    value = DLPackOnly(0x7000, old=old)
+    held = sys.getrefcount(value.owner)
+    for _ in range(2):
+        assert packed(0, value) == [0, 0x7000]
+    after = sys.getrefcount(value.owner)  # outside the assert: its rewriting holds what it reads
+    assert POINTER_GETTERS[DLPackOnly] is args.dlpack_pointer
+    assert after == held
+    # A graph node's arguments (pack_bytes): no stream to order before, -1.
+    assert value.calls == ([(-1, None)] if old else [(-1, (1, 1))]) * 2
+
+
+def test_a_dlpack_producer_off_the_gpu_is_refused_naming_the_parameter():
+    value = DLPackOnly(0x7000, device_type=1)
+    with pytest.raises(TypeError, match=r"k: parameter 1 \(.u64 .ptr\): DLPackOnly is not device memory \(its DLPack "
+                                        r"device type is 1, not CUDA .*host memory: copy it with cubind.to_gpu\)"):
+        packed(0, value)
+    assert value.calls == []  # refused before a capsule is asked for
+
+
+def test_a_numpy_array_is_still_host_memory_not_a_dlpack_producer():
+    np = pytest.importorskip("numpy")
+    with pytest.raises(TypeError, match=r"cannot pass numpy.ndarray.*host memory: copy it to the device first"):
+        packed(0, np.zeros(4))
+
+
 # -- through the fake driver -----------------------------------------------------------
 
 PTX = """.version 7.0
@@ -460,3 +518,26 @@ def test_a_launch_waits_for_the_stream_an_interface_names(fake_driver):
                    "None": [0, None], "legacy stream, launched on it": [0, None],
                    "legacy stream, launched on another": [1, True], "an interface of another shape": [1, True],
                    "launch()": [1, True], "packed for a graph node": [0, None]}
+
+
+def test_a_dlpack_producer_is_asked_for_the_launchs_stream(fake_driver):
+    code = textwrap.dedent(f"""
+        import ctypes, json, cubind
+        from tests.pythonic.test_launch_foreign import DLPackOnly
+        fake = ctypes.CDLL({str(fake_driver)!r})
+        ctypes.c_int.in_dll(fake, "fake_record_args").value = 3
+        kernel = cubind.Module.load({PTX.encode()!r}).get_kernel("k")
+        stream = cubind.Stream()
+        x = DLPackOnly(0x5000)
+        kernel(1, 1, x, 0, 0, stream=stream)
+        kernel(1, 1, x, 0, 0)
+        cubind.launch(stream, cubind.LaunchConfig(1, 1), kernel, x, 0, 0)
+        print(json.dumps({{"args": list((ctypes.c_ulonglong * 3).in_dll(fake, "fake_args")),
+                          "streams": [s for s, _ in x.calls], "stream": int(stream.handle)}}))
+    """)
+    env = dict(os.environ, CUBIND_CUDA_LIBRARY=str(fake_driver), FAKE_DEVICE_COUNT="1", PYTHONPATH=pythonpath(ROOT))
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert got["args"] == [0x5000, 0, 0]
+    assert got["streams"] == [got["stream"], 1, got["stream"]]  # 1: the legacy default stream
