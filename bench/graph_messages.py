@@ -6,6 +6,8 @@ Rows (``bench/README.md`` says what each measures):
 
 - a ping pair (empty messages, host only): cubind.graph on the greedy and the
   4-worker scheduler; Holoscan's Python operators on its default scheduler;
+- lines of 3 and 4 codelets passing empty messages: the engine's own cost
+  per message at the pipeline's number of ticks (GPU-resident, ticked);
 - a 4-codelet pipeline (generator -> saxpy -> saxpy -> sink) carrying 1 MiB
   float32 device tensors, one saxpy kernel per stage: cubind.graph ticked
   (greedy, 4 workers) and with the two stages a GPU-resident chain
@@ -86,6 +88,11 @@ class Rx(gx.Codelet):
         self.receivers[0].receive()
 
 
+class Relay(gx.Codelet):
+    def tick(self):
+        self.transmitters[0].publish(self.receivers[0].receive())
+
+
 class Generate(gx.Codelet):
     def tick(self):
         m = gx.Message()
@@ -154,6 +161,19 @@ def ping(count, threads):
     g.run(scheduler(threads))
     rate = count / (time.perf_counter() - start)
     return {"row": f"cubind.graph ping pair ({threads} thread(s))", "messages_per_s": rate}
+
+
+def empty_chain(count, length):
+    """``length`` codelets in a line passing empty messages (greedy): the
+    engine's own cost per message of a pipeline of that many ticks, no CUDA."""
+    g = gx.Graph()
+    names = [f"c{i}" for i in range(length)]
+    chain(g, names, count, [Tx, *[Relay] * (length - 2), Rx])
+    start = time.perf_counter()
+    g.run(scheduler(1))
+    rate = count / (time.perf_counter() - start)
+    return {"row": f"cubind.graph {length}-codelet line of empty messages (1 thread(s))", "messages_per_s": rate,
+            "us_per_message": 1e6 / rate}
 
 
 def pipeline(count, threads, label, resident=False, kernel_us=None):
@@ -618,6 +638,8 @@ def ratio(rows, mine, theirs, target):
 def local_rows(args):
     """The rows in one process (each printed as it is measured), with their ratios."""
     rows = [ping(args.messages, threads) for threads in (1, 4)]
+    # The engine alone at the pipeline's lengths: 3 ticks a message GPU-resident, 4 ticked.
+    rows += [median_row([empty_chain(args.messages, length) for _ in range(RUNS)]) for length in (3, 4)]
     gpu = cubind.Device.count() > 0
     if not gpu:
         rows.append({"row": "cubind.graph pipelines", "skipped": "no GPU"})

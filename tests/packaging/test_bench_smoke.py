@@ -87,3 +87,26 @@ def test_ucx_floor_sends_every_message_between_two_processes(tmp_path):
     assert tx.returncode == 0 and rx.returncode == 0
     row = json.loads(out.splitlines()[-1])
     assert row["messages"] == 300 and row["bytes"] == 64 << 10 and row["messages_per_s"] > 0
+
+
+def test_pipeline_floor_runs_its_calls_on_the_emulated_driver(tmp_path, fake_driver):
+    """bench/pipeline_floor.c (the resident pipeline's driver calls from C, the
+    floor of graph_messages.py's row) builds against the toolkit and runs
+    every call of its loop against the fake driver, which answers them all."""
+    from tests._toolkit import header
+
+    cuda_h, nvrtc_h = header("cuda.h"), header("nvrtc.h")
+    if shutil.which("cc") is None or cuda_h is None or nvrtc_h is None:
+        pytest.skip("no C compiler, cuda.h or nvrtc.h")
+    lib = next((d for d in (cuda_h.parent.parent / "lib64", cuda_h.parent.parent / "lib")
+                if any(d.glob("libnvrtc.so*"))), None)
+    if lib is None:
+        pytest.skip("no libnvrtc.so beside cuda.h")
+    binary = tmp_path / "pipeline_floor"
+    subprocess.run(["cc", "-O2", "-o", str(binary), str(ROOT / "bench" / "pipeline_floor.c"), f"-I{cuda_h.parent}",
+                    f"-I{nvrtc_h.parent}", f"-L{lib}", f"-Wl,-rpath,{lib}", "-lnvrtc", "-ldl"], check=True, timeout=120)
+    env = {**os.environ, "CUBIND_CUDA_LIBRARY": str(fake_driver), "FAKE_DEVICE_COUNT": "1"}
+    done = subprocess.run([str(binary), "500"], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    row = json.loads(done.stdout.splitlines()[-1])
+    assert row["messages"] == 500 and row["us_per_message"] > 0
