@@ -361,16 +361,25 @@ def ping_over_ucx_in_one_process(count):
 
 
 def device_copy_bandwidth(size, repeats=200):
-    """Bytes/s of a device-to-device copy of ``size`` bytes (cubind's copy, timed by events)."""
+    """Bytes/s of device-to-device copies of ``size`` bytes run back to back
+    on the GPU: ``repeats`` copies in one CUDA graph, launched once, timed by
+    events around the launch. Copies asked for one by one from Python time
+    the host instead at small sizes: 1 MiB measured 51 to 104 GB/s that way,
+    as fast as the host asked."""
     a, b = cubind.empty((size // 4,), np.float32), cubind.empty((size // 4,), np.float32)
+    graph = cubind.CUDAGraph()
+    node = None
+    for _ in range(repeats):
+        node = graph.add_copy(b.ptr, a.ptr, size, after=() if node is None else node)
     stream = cubind.Device().default_stream
-    b.copy_from(a, stream=stream)
+    graph.launch(stream)  # instantiated here, and the copies' first run
+    stream.synchronize()
     begin, end = cubind.Event(), cubind.Event()
     begin.record(stream)
-    for _ in range(repeats):
-        b.copy_from(a, stream=stream)
+    graph.launch(stream)
     end.record(stream)
     end.synchronize()
+    graph.close()
     return size * repeats / ((end - begin) / 1000)
 
 
