@@ -28,6 +28,9 @@ stream, a block of 32 threads over 32 elements, in these forms:
 - ``3 x torch is_cuda + data_ptr() alone``: the two reads the launch makes
   of each torch tensor, and nothing else: PyTorch's own part of
   ``kernel(... torch tensors)``;
+- ``kernel(... torch tensors by DLPack alone)``: the same tensors behind an
+  object offering ``__dlpack__`` only (a capsule per argument and launch),
+  and ``3 x torch __dlpack__() alone``, the capsules' own cost;
 - ``launch(stream, config, ...)``: ``cubind.launch`` with a ``LaunchConfig``
   (``cuLaunchKernelEx``);
 - 1:1 ``(values, types)``: ``cuda.cuLaunchKernel(..., ((2.0, x, y, out, 32),
@@ -128,6 +131,20 @@ class TorchShaped:
         raise NotImplementedError
 
 
+class DLPackAlone:
+    """An array known by DLPack alone (no ``__cuda_array_interface__``, no
+    pointer attribute): each launch asks its producer for a capsule."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+    def __dlpack__(self, stream=None, max_version=None):
+        return self.array.__dlpack__(stream=stream, max_version=max_version)
+
+
 def _foreign_forms(kernel, stream, pointers):
     """The launch with CuPy's and PyTorch's own device arrays, where they
     import and see a GPU; with the fake driver (they would load the real
@@ -159,6 +176,20 @@ def _foreign_forms(kernel, stream, pointers):
                     t.is_cuda and t.data_ptr()  # noqa: B015 (the reads are what is timed)
 
             forms["3 x torch is_cuda + data_ptr() alone"] = read_torch
+            ds = [DLPackAlone(t) for t in ts]
+            forms["kernel(... torch tensors by DLPack alone) no keywords"] = lambda: kernel(1, N, 2.0, *ds, N)
+
+            try:
+                ts[0].__dlpack__(stream=1, max_version=(1, 1))
+                versioned = {"max_version": (1, 1)}
+            except TypeError:  # a PyTorch older than DLPack 1.0's keyword: asked as the launch then asks
+                versioned = {}
+
+            def capsules():
+                for t in ts:
+                    t.__dlpack__(stream=1, **versioned)
+
+            forms["3 x torch __dlpack__() alone"] = capsules
     except Exception as exc:
         print(f"pythonic_launch: no PyTorch row: {exc}", file=sys.stderr)
     return forms
