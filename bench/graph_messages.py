@@ -326,8 +326,16 @@ def two_processes(count, size, storage="device", timeout=600, environ=None):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
                UCX_WARN_UNUSED_ENV_VARS="n", **(environ or {}))
     args = [str(port), str(count), str(size), storage]
-    rx = subprocess.Popen([sys.executable, "-c", PART, "rx", *args], stdout=subprocess.PIPE, text=True, env=env)
-    tx = subprocess.Popen([sys.executable, "-c", PART, "tx", *args], env=env)
+    return _receiver_result([sys.executable, "-c", PART, "rx", *args], [sys.executable, "-c", PART, "tx", *args],
+                            env, timeout)
+
+
+def _receiver_result(rx_command, tx_command, env, timeout):
+    """Starts the receiving part, then the transmitting one; the receiver's
+    last line as JSON. A part that fails or outlives ``timeout`` seconds
+    (both are then ended) is a ``RuntimeError``."""
+    rx = subprocess.Popen(rx_command, stdout=subprocess.PIPE, text=True, env=env)
+    tx = subprocess.Popen(tx_command, env=env)
     try:
         out, _ = rx.communicate(timeout=timeout)
         tx.wait(60)
@@ -432,19 +440,11 @@ def ucx_floor_row(binary, size, count, window=4):
     port = _free_port()
     env = dict(os.environ, UCX_WARN_UNUSED_ENV_VARS="n")
     args = [str(count), str(size), str(window)]
-    rx = subprocess.Popen([binary, "recv", str(port), *args], stdout=subprocess.PIPE, text=True, env=env)
-    tx = subprocess.Popen([binary, "send", "127.0.0.1", str(port), *args], env=env)
     try:
-        out, _ = rx.communicate(timeout=ROW_TIMEOUT_S)
-        tx.wait(60)
-    except subprocess.TimeoutExpired:
-        for part in (rx, tx):
-            part.kill()
-            part.wait()
-        return {"row": f"UCX in C, {size >> 20} MiB", "failed": "timed out"}
-    if rx.returncode or tx.returncode:
-        return {"row": f"UCX in C, {size >> 20} MiB", "failed": f"rx {rx.returncode}, tx {tx.returncode}"}
-    r = json.loads(out.splitlines()[-1])
+        r = _receiver_result([binary, "recv", str(port), *args], [binary, "send", "127.0.0.1", str(port), *args], env,
+                             ROW_TIMEOUT_S)
+    except (RuntimeError, ValueError, IndexError) as exc:
+        return {"row": f"UCX in C, {size >> 20} MiB", "failed": str(exc)}
     copy = device_copy_bandwidth(size)
     return {"row": f"UCX's tag API in C (bench/ucx_floor.c), {size >> 20} MiB device messages, two processes, "
                    f"{window} in flight", "messages_per_s": r["messages_per_s"], "bytes_per_s": r["bytes_per_s"],

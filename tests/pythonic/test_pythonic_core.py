@@ -961,6 +961,22 @@ def test_a_launch_waits_for_the_stream_of_an_interface(gpu_module, device, dmem)
             assert dmem.get(dst, np.zeros(1, np.int32))[0] == value
 
 
+class _DLPackAlone:
+    """An array seen through DLPack only (as a library without
+    __cuda_array_interface__ offers its arrays)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+    def __dlpack__(self, stream=None, max_version=None):
+        if max_version is None:
+            return self.array.__dlpack__(stream=stream)
+        return self.array.__dlpack__(stream=stream, max_version=max_version)
+
+
 @pytest.mark.gpu
 def test_a_dlpack_argument_is_ordered_by_its_producer(gpu_module, device, dmem):
     # An object known by DLPack alone: the launch asks its producer (here a
@@ -968,22 +984,12 @@ def test_a_dlpack_argument_is_ordered_by_its_producer(gpu_module, device, dmem):
     spin, set_int, copy_int = (gpu_module.get_kernel(n) for n in ("spin", "set_int", "copy_int"))
     dst = dmem(np.zeros(1, np.int32))
 
-    class DLPackOnly:
-        def __init__(self, array):
-            self.array = array
-
-        def __dlpack_device__(self):
-            return self.array.__dlpack_device__()
-
-        def __dlpack__(self, stream=None, max_version=None):
-            return self.array.__dlpack__(stream=stream, max_version=max_version)
-
     with cubind.Stream(non_blocking=True) as first, cubind.Stream(non_blocking=True) as second:
         src = cubind.empty(1, np.int32, stream=first)
         for value in (7, 9):
             spin(1, 1, spin_cycles(device, 20), stream=first)
             set_int(1, 1, src, value, stream=first)
-            copy_int(1, 1, DLPackOnly(src), dst, stream=second)
+            copy_int(1, 1, _DLPackAlone(src), dst, stream=second)
             second.synchronize()
             assert dmem.get(dst, np.zeros(1, np.int32))[0] == value
 
@@ -1196,22 +1202,6 @@ def test_torch_streams_and_tensors(gpu_module):
     saxpy((n + 255) // 256, 256, 1.0, x[1:], x[:-1], out[1:], n - 1)
     torch.cuda.synchronize()
     assert torch.equal(out[1:], x[1:] + x[:-1])
-
-
-class _DLPackAlone:
-    """A tensor seen through DLPack only (as a library without
-    __cuda_array_interface__ offers its arrays)."""
-
-    def __init__(self, tensor):
-        self.tensor = tensor
-
-    def __dlpack_device__(self):
-        return self.tensor.__dlpack_device__()
-
-    def __dlpack__(self, stream=None, max_version=None):
-        if max_version is None:
-            return self.tensor.__dlpack__(stream=stream)
-        return self.tensor.__dlpack__(stream=stream, max_version=max_version)
 
 
 @pytest.mark.gpu
