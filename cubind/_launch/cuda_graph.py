@@ -115,15 +115,26 @@ class KernelNode(GraphNode):
 
     def set_args(self, *args: Any) -> None:
         """New arguments, typed and checked as ``kernel(...)`` checks them."""
-        self.set_packed(self.kernel.plan.pack_bytes(*args))
+        exec_ = self.graph._state[1]
+        if exec_ is None:
+            self.graph._check_open()
+        # Packed straight into the node's slots (one C call, no bytes per parameter): a refused argument leaves
+        # them as they were, as the plan packs into its own buffer first.
+        self.kernel.plan.pack_to_slots(ctypes.addressof(self._pointers), *args)
+        self._hand_over(exec_)
 
     def set_packed(self, packed: Sequence[bytes]) -> None:
         """New arguments as the kernel's packing plan made them (a list of
         bytes per parameter, ``kernel.plan.pack_bytes(*args)``)."""
-        graph = self.graph
-        exec_ = graph._state[1]
+        exec_ = self.graph._state[1]
         for slot, value in zip(self._slots, packed):
             ctypes.memmove(slot, value, len(value))
+        self._hand_over(exec_)
+
+    def _hand_over(self, exec_):
+        """The slots' new values to the executable graph (or, before it is
+        instantiated, to instantiate(), which gives the graph's node them)."""
+        graph = self.graph
         if exec_ is None:
             graph._check_open()
             self._stale = True  # instantiate() hands the graph's node the new values

@@ -394,6 +394,28 @@ cdef class Plan:
         memcpy(p, <const char*>raw, self.sizes[i])
         return 0
 
+    def pack_to_slots(self, uintptr_t slots, *args):
+        """Packs ``args`` into the argument slots a ``void*[]`` at ``slots``
+        points to, each at least its parameter's size (a graph kernel node's:
+        ``KernelNode.set_args``), with no bytes object per parameter."""
+        cdef unsigned long long stack_words[STACK_WORDS]
+        cdef void* stack_ptrs[STACK_PARAMS]
+        cdef char* buf = <char*>stack_words
+        cdef void** ptrs = stack_ptrs
+        cdef void** dest = <void**>slots
+        cdef Py_ssize_t i
+        if slots == 0:
+            raise ValueError("slots: a null address")
+        _heap_buffers(self, &buf, &ptrs)
+        try:
+            self.pack(args, 0, buf, ptrs)
+            for i in range(self.n):
+                memcpy(dest[i], ptrs[i], self.sizes[i])
+        finally:
+            if buf != <char*>stack_words:
+                free(buf)
+                free(ptrs)
+
     def pack_bytes(self, *args):
         """The packed argument slots as a list of bytes (for tests and tools)."""
         cdef char* buf = <char*>malloc(self.total if self.total else 8)

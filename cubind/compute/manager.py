@@ -124,14 +124,17 @@ class Manager:
 
     # -- evaluating (called by sequences) ------------------------------------------------------
 
-    def _launch(self, sequence):
+    def _launch(self, sequence, before=None):
         """Orders ``sequence`` after other sequences' evaluations that used its
         tensors on other streams, launches it and notes it as their last use;
         under the lock so that threads evaluating sequences sharing tensors
-        see one order."""
+        see one order. ``before``, where given, runs first in the same device
+        scope (the sequence's changed push constants)."""
         driver = self._cuda
         stream = sequence._stream_handle
         with self._lock, self._device:
+            if before is not None:
+                before()
             waited = []
             for tensor in sequence._tensors:
                 last = tensor._last

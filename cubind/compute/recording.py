@@ -98,10 +98,10 @@ class Recording:
         self.graph.instantiate()
         log.debug("graph 0x%x instantiated (%d nodes)", int(self.graph.handle), len(self._since_barrier))
 
-    def update_kernel(self, entry, packed, push):
-        """New argument bytes for one kernel node (the next launch uses them;
-        one in flight is not affected)."""
-        entry.node.set_packed(packed)
+    def update_kernel(self, entry, args, push):
+        """New arguments for one kernel node (the next launch uses them; one
+        in flight is not affected)."""
+        entry.node.set_args(*args)
         entry.push = push
 
     # -- release ------------------------------------------------------------------------------

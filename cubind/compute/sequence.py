@@ -206,12 +206,14 @@ class Sequence:
                 raise RuntimeError("eval: the sequence is still running from eval_async; eval_await() first")
             if self._graph is None:
                 return self  # nothing recorded: nothing to run
-            if self._dirty:
-                self._update_push()
             if not self._graph.instantiated:
+                if self._dirty:
+                    self._update_push()  # into the graph's nodes (no driver call): instantiate() takes them
                 self._graph.instantiate()
                 self._instantiations += 1
-            self._manager._launch(self)
+            # Changed push constants go to the executable graph inside the launch's own device scope
+            # (one context push an evaluation, not two).
+            self._manager._launch(self, self._update_push if self._dirty else None)
             self._in_flight = True
         return self
 
@@ -228,14 +230,13 @@ class Sequence:
         if not entries:
             return
         seen = set()
-        with self._manager.device:
-            for entry in entries:
-                if id(entry) in seen:  # a dispatch and its algorithm both changed
-                    continue
-                seen.add(id(entry))
-                push = entry.dispatch.push_consts()
-                if push != entry.push:
-                    graph.update_kernel(entry, entry.dispatch.algorithm._pack(push), push)
+        for entry in entries:  # before instantiation, or in the manager's device scope (its _launch calls this)
+            if id(entry) in seen:  # a dispatch and its algorithm both changed
+                continue
+            seen.add(id(entry))
+            push = entry.dispatch.push_consts()
+            if push != entry.push:
+                graph.update_kernel(entry, entry.dispatch.algorithm._kernel_args(push), push)
 
     def _push_changed(self, source):
         """``source`` (an OpAlgoDispatch or an Algorithm this sequence

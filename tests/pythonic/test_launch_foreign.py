@@ -541,3 +541,20 @@ def test_a_dlpack_producer_is_asked_for_the_launchs_stream(fake_driver):
     got = json.loads(done.stdout)
     assert got["args"] == [0x5000, 0, 0]
     assert got["streams"] == [got["stream"], 1, got["stream"]]  # 1: the legacy default stream
+
+
+def test_packing_into_a_nodes_slots_writes_all_of_them_or_none():
+    # KernelNode.set_args packs straight into the node's slots: a refused
+    # argument must leave the earlier values, not half of the new ones.
+    import ctypes
+
+    p = plan()
+    slots = [ctypes.create_string_buffer(8) for _ in range(2)]
+    pointers = (ctypes.c_void_p * 2)(*[ctypes.addressof(s) for s in slots])
+    p.pack_to_slots(ctypes.addressof(pointers), 0x10, learned(Interface(0x20)))
+    assert [int.from_bytes(s.raw, "little") for s in slots] == [0x10, 0x20]
+    with pytest.raises(TypeError, match=r"k: parameter 1 \(.u64 .ptr\): cannot pass str"):
+        p.pack_to_slots(ctypes.addressof(pointers), 0x30, "x")
+    assert [int.from_bytes(s.raw, "little") for s in slots] == [0x10, 0x20]
+    with pytest.raises(ValueError, match="slots: a null address"):
+        p.pack_to_slots(0, 1, 2)
