@@ -20,7 +20,7 @@ from cubind._launch.capsule import dlpack_address
 from cubind._launch.params import ANY, BYTES, F32, F64, INT
 
 __all__ = ["convert", "POINTER_GETTERS", "count_error", "describe", "PTR", "DATA_PTR", "torch_pointer",
-           "cai_pointer", "cai_stream", "dlpack_pointer", "learn_pointer_getter", "order_producers"]
+           "cai_pointer", "cai_stream", "dlpack_pointer", "learn_pointer_getter", "order_producers", "type_name"]
 
 # type -> callable giving a device address; filled as types are first seen.
 POINTER_GETTERS: dict = {}
@@ -32,6 +32,7 @@ DATA_PTR = operator.attrgetter("data.ptr")  # cupy.ndarray
 
 LEGACY_STREAM = 1  # CU_STREAM_LEGACY: what a launch on stream 0 runs on
 NO_STREAM = -1  # DLPack's "no ordering": arguments packed for a graph node
+UNSEEN = object()  # convert()'s getter when its caller has not looked the value's type up
 _CTYPES_VALUES = (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)
 _F32_MAX = 3.4028234663852886e38
 
@@ -46,7 +47,7 @@ def count_error(kernel, params, got):
                      f"({shown}), got {got}")
 
 
-def _type_name(value):
+def type_name(value):
     t = type(value)
     return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
@@ -187,25 +188,28 @@ def _host_hint(value):
     return ""
 
 
-def convert(kernel, param, value):
+def convert(kernel, param, value, getter=UNSEEN):
     """``value`` as the ``param.size`` bytes ``param`` takes. TypeError or
-    OverflowError name the kernel, the parameter index and its type."""
+    OverflowError name the kernel, the parameter index and its type.
+    ``getter``: its type's way to a device address where the caller has
+    looked it up already (None: no device array)."""
     size = param.size
     raw = _explicit_bytes(value)
     if raw is not None:
         if len(raw) != size:
-            raise TypeError(f"{describe(kernel, param)}: {_type_name(value)} is {len(raw)} bytes, "
+            raise TypeError(f"{describe(kernel, param)}: {type_name(value)} is {len(raw)} bytes, "
                             f"the parameter {size}")
         return raw
     if param.kind == BYTES or param.kind == ANY and isinstance(value, (bytes, bytearray, memoryview)):
         return _struct_bytes(kernel, param, value)
     if param.takes_address:
-        getter = learn_pointer_getter(value)
+        if getter is UNSEEN:
+            getter = learn_pointer_getter(value)
         if getter is not None:
             try:
                 address = operator.index(getter(value))
             except (AttributeError, RuntimeError, TypeError, BufferError) as exc:  # e.g. a CPU tensor's CAI
-                raise TypeError(f"{describe(kernel, param)}: {_type_name(value)} is not device memory "
+                raise TypeError(f"{describe(kernel, param)}: {type_name(value)} is not device memory "
                                 f"({exc})") from exc
             return _int_bytes(kernel, param, address, 8, False)
     if isinstance(value, float):
@@ -222,7 +226,7 @@ def convert(kernel, param, value):
         if param.kind in (F32, F64):
             return _float_bytes(kernel, param, number, size)
         return _int_bytes(kernel, param, number, size, param.signed)
-    raise TypeError(f"{describe(kernel, param)}: cannot pass {_type_name(value)}; expected "
+    raise TypeError(f"{describe(kernel, param)}: cannot pass {type_name(value)}; expected "
                     f"{_expected(param)}{_host_hint(value)}")
 
 
@@ -246,11 +250,11 @@ def _struct_bytes(kernel, param, value):
     except TypeError:
         raise TypeError(f"{describe(kernel, param)}: a {param.size}-byte struct by value takes bytes, a "
                         f"ctypes.Structure, a numpy structured scalar or a buffer of {param.size} bytes, "
-                        f"not {_type_name(value)}") from None
+                        f"not {type_name(value)}") from None
     with view:
         if not view.c_contiguous:
             raise TypeError(f"{describe(kernel, param)}: the buffer is not contiguous")
         if view.nbytes != param.size:
-            raise TypeError(f"{describe(kernel, param)}: {_type_name(value)} is {view.nbytes} bytes, "
+            raise TypeError(f"{describe(kernel, param)}: {type_name(value)} is {view.nbytes} bytes, "
                             f"the parameter {param.size}")
         return view.tobytes()

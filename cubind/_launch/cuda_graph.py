@@ -116,8 +116,6 @@ class KernelNode(GraphNode):
     def set_args(self, *args: Any) -> None:
         """New arguments, typed and checked as ``kernel(...)`` checks them."""
         exec_ = self.graph._state[1]
-        if exec_ is None:
-            self.graph._check_open()
         # Packed straight into the node's slots (one C call, no bytes per parameter): a refused argument leaves
         # them as they were, as the plan packs into its own buffer first.
         self.kernel.plan.pack_to_slots(ctypes.addressof(self._pointers), *args)

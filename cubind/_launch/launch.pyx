@@ -333,8 +333,11 @@ cdef class Plan:
                     continue
             elif size == 8 and (kind == K_INT or kind == K_ANY):
                 found = self.pack_pointer(i, value, p, waits, stream, launched)
-                if found == 2 and _args.learn_pointer_getter(value) is not None:
-                    found = self.pack_pointer(i, value, p, waits, stream, launched)  # learned now: read as the next
+                if found == 2:  # a type not seen yet: learned now, then read as the next one is
+                    if _args.learn_pointer_getter(value) is None:
+                        self.pack_slow(i, value, p, None)  # no device array: convert need not look again
+                        continue
+                    found = self.pack_pointer(i, value, p, waits, stream, launched)
                 if found == 1:
                     continue
             self.pack_slow(i, value, p)
@@ -355,7 +358,7 @@ cdef class Plan:
             try:
                 address = dlpack_address(value, (stream or _args.LEGACY_STREAM) if launched else _args.NO_STREAM)
             except (AttributeError, TypeError, ValueError, BufferError, RuntimeError) as exc:
-                raise TypeError(f"{describe(self.name, self.params[i])}: {type(value).__name__} is not device "
+                raise TypeError(f"{describe(self.name, self.params[i])}: {_args.type_name(value)} is not device "
                                 f"memory ({exc})") from exc
             self.pack_int(i, address, p)
             return 1
@@ -389,8 +392,8 @@ cdef class Plan:
             return 0
         return self.pack_slow(i, value, p)  # converts (2**63 and above for .u64) or raises naming the parameter
 
-    cdef int pack_slow(self, Py_ssize_t i, object value, char* p) except -1:
-        cdef bytes raw = convert(self.name, self.params[i], value)
+    cdef int pack_slow(self, Py_ssize_t i, object value, char* p, object getter=_args.UNSEEN) except -1:
+        cdef bytes raw = convert(self.name, self.params[i], value, getter)
         memcpy(p, <const char*>raw, self.sizes[i])
         return 0
 

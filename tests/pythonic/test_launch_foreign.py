@@ -408,7 +408,7 @@ def test_a_dlpack_producer_gives_its_capsules_address(old):
 
 def test_a_dlpack_producer_off_the_gpu_is_refused_naming_the_parameter():
     value = DLPackOnly(0x7000, device_type=1)
-    with pytest.raises(TypeError, match=r"k: parameter 1 \(.u64 .ptr\): DLPackOnly is not device memory \(its DLPack "
+    with pytest.raises(TypeError, match=r"k: parameter 1 \(.u64 .ptr\): \S*DLPackOnly is not device memory \(its DLPack "
                                         r"device type is 1, not CUDA .*host memory: copy it with cubind.to_gpu\)"):
         packed(0, value)
     assert value.calls == []  # refused before a capsule is asked for
@@ -558,3 +558,20 @@ def test_packing_into_a_nodes_slots_writes_all_of_them_or_none():
     assert [int.from_bytes(s.raw, "little") for s in slots] == [0x10, 0x20]
     with pytest.raises(ValueError, match="slots: a null address"):
         p.pack_to_slots(0, 1, 2)
+
+
+def test_a_value_that_is_no_device_array_is_looked_up_once_a_pack(monkeypatch):
+    # A cuda.CUdeviceptr-like value (an int by __index__): the packer asks
+    # whether its type is a device array once, and the slow path does not ask again.
+    class Address:
+        def __init__(self, value):
+            self.value = value
+
+        def __index__(self):
+            return self.value
+
+    asked = []
+    real = args._pointer_getter
+    monkeypatch.setattr(args, "_pointer_getter", lambda value: asked.append(type(value)) or real(value))
+    assert packed(0, Address(0x900)) == [0, 0x900]
+    assert asked == [Address]
