@@ -408,8 +408,9 @@ def test_a_dlpack_producer_gives_its_capsules_address(old):
 
 def test_a_dlpack_producer_off_the_gpu_is_refused_naming_the_parameter():
     value = DLPackOnly(0x7000, device_type=1)
-    with pytest.raises(TypeError, match=r"k: parameter 1 \(.u64 .ptr\): \S*DLPackOnly is not device memory \(its DLPack "
-                                        r"device type is 1, not CUDA .*host memory: copy it with cubind.to_gpu\)"):
+    expected = (r"k: parameter 1 \(.u64 .ptr\): \S*DLPackOnly is not device memory \(its DLPack "
+                r"device type is 1, not CUDA .*host memory: copy it with cubind.to_gpu\)")
+    with pytest.raises(TypeError, match=expected):
         packed(0, value)
     assert value.calls == []  # refused before a capsule is asked for
 
