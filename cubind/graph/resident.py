@@ -21,7 +21,8 @@ Buffers (a captured graph reads and writes fixed addresses):
 - the chain's input: each device tensor of the message reaching the first
   entity is copied, on the chain's stream after the producer's event, into
   a buffer of the chain made at the capture (same name, shape and dtype;
-  a later message whose tensors differ is a ``GraphError``);
+  a later message whose tensors differ is a ``GraphError``); a chain that
+  begins with a source (no receiver) has none;
 - inside: the tensors the codelets made through their allocator in the
   first tick are made again before the capture, on the chain's stream, and
   handed out in the same order during it; the chain keeps them for its life,

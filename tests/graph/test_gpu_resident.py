@@ -21,6 +21,15 @@ extern "C" __global__ void axpb(float *out, const float *x, float a, unsigned n)
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = a * x[i] + 1.0f;
 }
+
+extern "C" __global__ void count_up(float *out, float *state, unsigned n)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        state[i] += 1.0f;
+        out[i] = state[i] * i;
+    }
+}
 """
 N = 4096
 
@@ -60,6 +69,27 @@ class Stage(gx.Codelet):
         self.tx("out").publish(m)
 
 
+class Counter(gx.Codelet):
+    """A source on the device, which a chain may begin with: message k holds
+    k * i, from a count it keeps in device memory (a replayed tick runs no
+    host code, so what changes per message lives on the device)."""
+
+    gpu_resident = True
+    kernel = None
+
+    def start(self):
+        import cubind
+
+        self.state = cubind.zeros((N,), np.float32, stream=self.stream)
+
+    def tick(self):
+        x = self.allocator.allocate((N,), np.float32)
+        Counter.kernel((N + 255) // 256, 256, x, self.state, N)
+        m = gx.Message()
+        m.add_tensor("x", x)
+        self.tx("out").publish(m)
+
+
 class Sink(gx.Codelet):
     def start(self):
         self.got = []
@@ -74,7 +104,7 @@ class Sink(gx.Codelet):
         # inside it (cubind._core.allocations).
 
 
-def build(count, resident, stage=Stage):
+def build(count, resident, stage=Stage, source=Generate):
     g = gx.Graph()
     names = ["gen", "s1", "s2", "sink"]
     for i, name in enumerate(names):
@@ -90,13 +120,15 @@ def build(count, resident, stage=Stage):
             e.add(gx.DownstreamReceptiveSchedulingTerm(transmitter="out"))
         e.add(gx.UnboundedAllocator(), "alloc")
         e.add(gx.CudaStreamPool(stream_flags=1), "pool")
-    g["gen"].add(Generate(), "gen")
+    g["gen"].add(source(), "gen")
     g["s1"].add(stage(a=2.0), "stage")
     g["s2"].add(stage(a=-0.5), "stage")
     sink = g["sink"].add(Sink(), "sink")
     chain = None
     if resident == "declared":  # the stages declare gpu_resident = True: the line of them is found at run
         g.gpu_resident()
+    elif resident == "from_source":  # the chain begins with the source: no input to copy in
+        chain = g.gpu_resident("gen", "s1", "s2")
     elif resident:
         chain = g.gpu_resident("s1", "s2")
     return g, sink, chain
@@ -112,6 +144,7 @@ setint("fake_record_args", 2)
 module = cubind.Module.load(open({ptx!r}, "rb").read())
 """ + APP + """
 Stage.kernel = module.get_kernel("axpb")
+Counter.kernel = module.get_kernel("count_up")
 def launches():
     return count("fake_launch_count")
 """
@@ -167,6 +200,30 @@ def test_a_chain_is_captured_once_and_replayed_per_message(fake_driver, ptx_file
     assert copy_in["dst"] == in_1 and copy_out["src"] == out_2 and copy_in["bytes"] == 4 * 4096
     assert copy_updates == 2 * replays and instantiations == 2  # the captured graph's, the replay graph's
 
+
+
+def test_a_chain_may_begin_with_its_source(fake_driver, ptx_file):
+    got, _ = run_fake(fake_driver, ptx_file, """
+        g, sink, chain = build(6, resident="from_source", source=Counter)
+        before = launches()
+        result = g.run(gx.MultiThreadScheduler(worker_thread_number=3))
+        replay = [n for n in nodes() if n["kind"] in ("copy", "graph")][-2:]
+        print(json.dumps([result.reason, result.ticks_by_entity, count("fake_capture_count"),
+                          count("fake_graph_launch_count"), launches() - before, chain.replays, chain.node_types,
+                          [p for p, _, _ in sink.got], chain.buffers, [n["kind"] for n in replay],
+                          replay[0]["deps"], count("fake_exec_copy_update_count"), count("fake_instantiate_count")]))
+    """)
+    (reason, ticks, captures, graph_launches, kernels, replays, types, ptrs, kept, replay, body_deps, copy_updates,
+     instantiations) = got
+    assert reason == "done" and ticks == {"gen": 6, "s1": 6, "s2": 6, "sink": 6}
+    assert captures == 1 and graph_launches == 5 and replays == 4
+    assert kernels == 3  # the first message ticked through the three; every later kernel ran inside the graph
+    assert types == ["kernel"] * 3 and kept == 3  # the source's tensor is one of the chain's fixed buffers
+    assert len(set(ptrs)) == 6  # each output a new array
+    # Replayed as the captured chain and one copy out: nothing to copy in,
+    # so the child graph waits for nothing and a message updates one address.
+    assert replay == ["graph", "copy"] and body_deps == []
+    assert copy_updates == replays and instantiations == 2
 
 
 @pytest.mark.provokes_api_error
@@ -330,6 +387,28 @@ def test_a_resident_chain_gives_what_ticking_gives_message_by_message(threads):
             assert "mem_alloc" not in chain.node_types
     want = [-0.5 * (2.0 * np.arange(N, dtype=np.float32) * k + 1) + 1 for k in range(1, 13)]
     for ticked, replayed, expected in zip(runs[False], runs[True], want):
+        np.testing.assert_array_equal(replayed, ticked)
+        np.testing.assert_allclose(ticked, expected, rtol=1e-6)
+
+
+@pytest.mark.gpu
+def test_a_chain_beginning_with_its_source_gives_what_ticking_gives():
+    import cubind
+
+    space = {}
+    exec(APP, space)
+    module = cubind.Program(KERNEL).compile()
+    space["Stage"].kernel, space["Counter"].kernel = module.get_kernel("axpb"), module.get_kernel("count_up")
+    runs = {}
+    for resident in (False, "from_source"):
+        g, sink, chain = space["build"](12, resident, source=space["Counter"])
+        result = g.run()
+        assert result.reason == "done" and result.ticks == 48
+        runs[resident] = [values for _, _, values in sink.got]
+        if resident:
+            assert chain.replays == 10 and chain.node_types.count("kernel") == 3
+    want = [-0.5 * (2.0 * np.arange(N, dtype=np.float32) * k + 1) + 1 for k in range(1, 13)]
+    for ticked, replayed, expected in zip(runs[False], runs["from_source"], want):
         np.testing.assert_array_equal(replayed, ticked)
         np.testing.assert_allclose(ticked, expected, rtol=1e-6)
 
