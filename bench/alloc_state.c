@@ -18,23 +18,11 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK(call)                                                          \
-    do {                                                                     \
-        CUresult err_ = (call);                                              \
-        if (err_ != CUDA_SUCCESS) {                                          \
-            fprintf(stderr, "alloc_state: %s failed: %d\n", #call, err_);   \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
+#define FLOOR_NAME "alloc_state"
+#include "floor.h"
 
 enum { ROUNDS = 300 };
 static const size_t MIB = (size_t)1 << 20;
-
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e9 + t.tv_nsec;
-}
 
 static int by_value(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

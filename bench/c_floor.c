@@ -14,20 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK(call)                                                          \
-    do {                                                                     \
-        CUresult err_ = (call);                                              \
-        if (err_ != CUDA_SUCCESS) {                                          \
-            fprintf(stderr, "c_floor: %s failed: %d\n", #call, (int)err_);  \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
+#define FLOOR_NAME "c_floor"
+#include "floor.h"
 
 static char *read_file(const char *path) {
     FILE *f = fopen(path, "rb");

@@ -15,22 +15,10 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK(call)                                                              \
-    do {                                                                         \
-        CUresult err_ = (call);                                                  \
-        if (err_ != CUDA_SUCCESS) {                                              \
-            fprintf(stderr, "compute_graph_c: %s failed: %d\n", #call, (int)err_); \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
+#define FLOOR_NAME "compute_graph_c"
+#include "floor.h"
 
 #define N 1024
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 static char *read_file(const char *path) {
     FILE *f = fopen(path, "rb");

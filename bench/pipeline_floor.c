@@ -26,6 +26,9 @@
 #include <string.h>
 #include <time.h>
 
+#define FLOOR_NAME "pipeline_floor"
+#include "floor.h"
+
 #define MIB (1u << 20)
 #define N (MIB / 4)
 
@@ -35,15 +38,6 @@ static const char *SAXPY =
     "    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;\n"
     "    if (i < n) out[i] = a * x[i] + out[i];\n"
     "}\n";
-
-#define CHECK(call)                                                     \
-    do {                                                                \
-        CUresult r_ = (call);                                           \
-        if (r_ != CUDA_SUCCESS) {                                       \
-            fprintf(stderr, "pipeline_floor: %s failed: %d\n", #call, (int)r_); \
-            exit(1);                                                    \
-        }                                                               \
-    } while (0)
 
 /* The entry points, from cuGetProcAddress at the version of the prototype
  * cuda.h declares (cudaTypedefs.h's), as cubind's loader asks: asked at 13000,
@@ -117,12 +111,6 @@ static CUDA_MEMCPY3D copy_params(CUdeviceptr dst, CUdeviceptr src) {
     c.WidthInBytes = MIB;
     c.Height = c.Depth = 1;
     return c;
-}
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
 int main(int argc, char **argv) {

@@ -28,14 +28,9 @@
 #include <ucp/api/ucp.h>
 #include <unistd.h>
 
-#define CHECK_CU(call)                                                      \
-    do {                                                                    \
-        CUresult r_ = (call);                                               \
-        if (r_ != CUDA_SUCCESS) {                                           \
-            fprintf(stderr, "%s failed: %d\n", #call, (int)r_);             \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
+#define FLOOR_NAME "ucx_floor"
+#include "floor.h"
+
 #define CHECK_UCS(call)                                                     \
     do {                                                                    \
         ucs_status_t s_ = (call);                                           \
@@ -76,12 +71,6 @@ static void open_driver(void) {
     drv_alloc = entry(lib, "cuMemAlloc_v2");
     drv_free = entry(lib, "cuMemFree_v2");
     drv_release = entry(lib, "cuDevicePrimaryCtxRelease_v2");
-}
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
 static void full_io(int fd, void *buf, size_t n, int out) {
@@ -153,11 +142,11 @@ int main(int argc, char **argv) {
         mem = (CUdeviceptr)malloc(size * window);
     } else {
         open_driver();
-        CHECK_CU(drv_init(0));
-        CHECK_CU(drv_device_get(&dev, 0));
-        CHECK_CU(drv_retain(&ctx, dev));
-        CHECK_CU(drv_set_current(ctx));
-        CHECK_CU(drv_alloc(&mem, size * window));
+        CHECK(drv_init(0));
+        CHECK(drv_device_get(&dev, 0));
+        CHECK(drv_retain(&ctx, dev));
+        CHECK(drv_set_current(ctx));
+        CHECK(drv_alloc(&mem, size * window));
     }
 
     ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES, .features = UCP_FEATURE_TAG};
@@ -224,8 +213,8 @@ int main(int argc, char **argv) {
     if (host) {
         free((void *)mem);
     } else {
-        CHECK_CU(drv_free(mem));
-        CHECK_CU(drv_release(dev));
+        CHECK(drv_free(mem));
+        CHECK(drv_release(dev));
     }
     return 0;
 }
