@@ -409,9 +409,6 @@ def _mtime(path):
         return None
 
 
-PLATFORM_FALLBACK = os.path.join(ROOT, "_cubind", "platform_fallback")
-
-
 def extensions(root=ROOT):
     """The Extension of each module; sources are relative to ``root``, where
     setup runs."""
@@ -427,9 +424,9 @@ def extensions(root=ROOT):
     # The interop headers include <EGL/egl.h>, <GL/gl.h> and <vdpau/vdpau.h>:
     # the system's (libegl-dev, libgl-dev, libvdpau-dev) where installed, else
     # cubind's stand-ins, searched after every system directory so that they
-    # never shadow the real ones.
+    # never shadow the real ones (cuda_paths.FALLBACK_FLAGS).
     flags = [os.environ.get("CUBIND_OPT", "-O2"), "-g0", "-Wno-sign-compare", "-Wno-misleading-indentation",
-             "-Wno-deprecated-declarations", "-idirafter", PLATFORM_FALLBACK]
+             "-Wno-deprecated-declarations", *_load_cuda_paths().FALLBACK_FLAGS]
     exts = []
     for name in module_names(root):
         exts.append(Extension(name, [module_source(name)], extra_compile_args=flags))

@@ -324,6 +324,10 @@ GENERATED_PACKAGES = ("cuda", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml", 
 # EGL/egl.h, cudaGL.h GL/gl.h; cudaVDPAU.h needs vdpau/vdpau.h): each defers
 # to the system's header where there is one.
 FALLBACK_INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "platform_fallback")
+# How cubind's own build searches them: after every system directory, so that
+# a system header always wins, and told so, since then nothing follows them to
+# defer to (GCC refuses __has_include_next in the search's last directory).
+FALLBACK_FLAGS = ("-idirafter", FALLBACK_INCLUDE, "-DCUBIND_PLATFORM_FALLBACK_LAST")
 _EXTERN = re.compile(r'^\s*cdef\s+extern\s+from\s+"([^"]+)"', re.M)
 
 

@@ -99,20 +99,22 @@ def ctx_create_args(cuda, flags, dev):
     return (None, flags, dev) if cuda.CUDA_VERSION >= 13000 else (flags, dev)
 
 
-def _default_include_dirs():
+def _default_include_dirs(cc):
     """The C compiler's own search list for <...> includes, in order."""
-    done = subprocess.run(["cc", "-E", "-Wp,-v", "-x", "c", os.devnull], capture_output=True, text=True)
+    done = subprocess.run([cc, "-E", "-v", "-x", "c", os.devnull], capture_output=True, text=True)
     lines = done.stderr.splitlines()
     start = lines.index("#include <...> search starts here:") + 1
-    return [line.strip() for line in lines[start:lines.index("End of search list.")]]
+    end = lines.index("End of search list.")
+    return [line.strip().removesuffix(" (framework directory)") for line in lines[start:end]]
 
 
-def without_platform_headers(tmp):
+def without_platform_headers(tmp, cc="cc"):
     """Compiler flags for a system without the platform's development headers
-    the CUDA interop headers include (EGL's, GL's, VDPAU's): the default search
-    list, each directory mirrored without EGL/, KHR/, GL/ and vdpau/."""
+    the CUDA interop headers include (EGL's, GL's, VDPAU's): ``cc``'s default
+    search list, each directory mirrored without EGL/, KHR/, GL/ and vdpau/.
+    scripts/without-platform-headers.sh builds the package with them."""
     flags = ["-nostdinc"]
-    for i, directory in enumerate(_default_include_dirs()):
+    for i, directory in enumerate(_default_include_dirs(cc)):
         mirror = tmp / f"sys{i}"
         mirror.mkdir()
         for entry in os.listdir(directory):
@@ -151,28 +153,33 @@ def cuda_core_missing(version):
     return None
 
 
-def compile_with_stand_ins(tmp, cuda_headers, source, platform_headers, hidden):
-    """Compiles ``source`` (C text including ``cuda_headers``) as a consumer of
-    the .pxd files does: cubind's platform stand-ins (_cubind/platform_fallback)
-    as a plain include directory, the system's EGL, GL and VDPAU headers hidden
-    where ``hidden``. Returns which files of ``platform_headers`` (paths as
-    included, "GL/gl.h") the compiler opened, and the stand-ins' directory;
-    skips where there is no C compiler or the CUDA headers are missing."""
+def compile_with_stand_ins(tmp, cuda_headers, source, platform_headers, hidden, cc="cc", searched="consumer"):
+    """Compiles ``source`` (C text including ``cuda_headers``) with ``cc`` and
+    cubind's platform stand-ins (_cubind/platform_fallback) searched as
+    ``searched`` says: "consumer", a plain include directory, as a consumer of
+    the .pxd files adds cubind.get_include(); "build", as cubind's own build
+    searches them (cuda_paths.FALLBACK_FLAGS). The system's EGL, GL and VDPAU
+    headers are hidden where ``hidden``. Returns which files of
+    ``platform_headers`` (paths as included, "GL/gl.h") the compiler opened,
+    and the stand-ins' directory; skips where there is no such compiler or
+    the CUDA headers are missing."""
     import shutil
-    import subprocess
 
     import pytest
 
-    cc = shutil.which("cc")
-    if cc is None or any(header(h) is None for h in cuda_headers):
-        pytest.skip(f"needs a C compiler and {', '.join(cuda_headers)}")
-    fallback = str(ROOT / "_cubind" / "platform_fallback")
-    _root, dirs = _paths().find_headers(list(cuda_headers))
-    flags = without_platform_headers(tmp) if hidden else []
+    if shutil.which(cc) is None or any(header(h) is None for h in cuda_headers):
+        pytest.skip(f"needs the C compiler {cc} and {', '.join(cuda_headers)}")
+    paths = _paths()
+    _root, dirs = paths.find_headers(list(cuda_headers))
+    flags = without_platform_headers(tmp, cc) if hidden else []
+    flags += [f"-I{paths.FALLBACK_INCLUDE}"] if searched == "consumer" else list(paths.FALLBACK_FLAGS)
     path = tmp / "consumer.c"
     path.write_text(source)
-    done = subprocess.run([cc, "-fsyntax-only", "-H", *flags, f"-I{fallback}"] + [f"-I{d}" for d in dirs]
-                          + [str(path)], capture_output=True, text=True)
+    done = subprocess.run([cc, "-fsyntax-only", "-H", *flags] + [f"-I{d}" for d in dirs] + [str(path)],
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    opened = [line.lstrip(". ") for line in done.stderr.splitlines() if any(h in line for h in platform_headers)]
-    return opened, fallback
+    opened = [line.lstrip(". ") for line in done.stderr.splitlines()
+              if line.startswith(".") and any(h in line for h in platform_headers)]
+    return opened, paths.FALLBACK_INCLUDE
+
+

@@ -7,8 +7,6 @@ sync as a driver without one does), a driver lacking the functions, and bad
 arguments as Python errors naming the parameter.
 """
 
-import os
-
 import pytest
 
 from tests._helpers import import_cubind_driver, run_on_fake
@@ -162,40 +160,3 @@ def test_registering_no_image_is_a_driver_error(driver, cu_context):
     err, resource = driver.cuGraphicsEGLRegisterImage(0, 0)
     assert isinstance(err, driver.CUresult) and err != driver.CUresult.CUDA_SUCCESS
     assert resource is None
-
-
-@pytest.mark.parametrize("hidden", [True, False], ids=["without_egl_headers", "with_the_system_headers"])
-def test_the_cuda_egl_headers_compile_with_the_egl_stand_in(tmp_path, hidden):
-    # cudaEGL.h and cuda_egl_interop.h include EGL/egl.h and EGL/eglext.h. A
-    # consumer adds the stand-in as a plain include directory
-    # (cubind.get_include()): on a machine without libegl-dev (hidden here)
-    # it declares the types; where the system has the headers, it defers to them.
-    from tests._toolkit import compile_with_stand_ins
-
-    if not hidden and not os.path.isfile("/usr/include/EGL/egl.h"):
-        pytest.skip("no system EGL headers to defer to (Debian's libegl-dev)")
-    opened, fallback = compile_with_stand_ins(
-        tmp_path, ["cudaEGL.h", "cuda_egl_interop.h"],
-        '#include "cudaEGL.h"\n#include "cuda_egl_interop.h"\n'
-        "int main(void) { EGLImageKHR i = 0; EGLint w = 0; CUeglFrame f; cudaEglFrame g;\n"
-        "  (void)i, (void)w, (void)f, (void)g; return 0; }\n", ["EGL/egl"], hidden)
-    ours = [line for line in opened if line.startswith(fallback)]
-    assert ours, opened
-    if hidden:
-        assert ours == opened, opened
-    else:
-        assert "/usr/include/EGL/eglext.h" in opened, opened
-
-
-def test_the_build_searches_the_platform_fallback_after_the_system():
-    import importlib.util
-
-    from tests._toolkit import ROOT
-
-    spec = importlib.util.spec_from_file_location("cubind_setup", ROOT / "setup.py")
-    setup = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(setup)
-    fallback = str(ROOT / "_cubind" / "platform_fallback")
-    for ext in setup.extensions():
-        flags = ext.extra_compile_args
-        assert flags[flags.index("-idirafter") + 1] == fallback, ext.name

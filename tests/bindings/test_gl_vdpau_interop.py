@@ -4,11 +4,9 @@ NVIDIA's classic modules bind them: the platform's integer types (GLuint,
 GLenum, EGLint, VdpDevice, VdpVideoSurface, VdpOutputSurface) as value
 classes an int stands in for, VdpGetProcAddress as a class holding the entry
 point's address, each argument reaching the driver (tests/fake_driver answers
-from them), and the build's stand-ins for GL/gl.h and vdpau/vdpau.h where the
-platform lacks them.
+from them) (the stand-ins for GL/gl.h and vdpau/vdpau.h where the platform
+lacks them: tests/packaging/test_platform_stand_ins.py).
 """
-
-import os
 
 import pytest
 
@@ -171,29 +169,3 @@ def test_registering_gl_without_a_context_is_a_driver_error(driver, cu_context):
     err, resource = driver.cuGraphicsGLRegisterBuffer(1, 0)
     assert isinstance(err, driver.CUresult) and err != driver.CUresult.CUDA_SUCCESS
     assert resource is None
-
-
-@pytest.mark.parametrize("hidden", [True, False], ids=["without_platform_headers", "with_the_system_headers"])
-def test_the_interop_headers_compile_with_the_stand_ins(tmp_path, hidden):
-    # cudaGL.h includes GL/gl.h, cuda_vdpau_interop.h vdpau/vdpau.h, and
-    # cudaVDPAU.h needs the latter before it. A consumer adds the stand-ins as
-    # a plain include directory (cubind.get_include()): without the system's
-    # headers (hidden here) they declare the types; with them, they defer.
-    from tests._toolkit import compile_with_stand_ins
-
-    system = [p for p in ("/usr/include/GL/gl.h", "/usr/include/vdpau/vdpau.h") if os.path.isfile(p)]
-    if not hidden and len(system) < 2:
-        pytest.skip("no system GL and VDPAU headers to defer to (libgl-dev, libvdpau-dev)")
-    opened, fallback = compile_with_stand_ins(
-        tmp_path, ["cudaGL.h", "cudaVDPAU.h", "cuda_gl_interop.h", "cuda_vdpau_interop.h"],
-        '#include <GL/gl.h>\n#include <vdpau/vdpau.h>\n#include "cudaGL.h"\n#include "cudaVDPAU.h"\n'
-        '#include "cuda_gl_interop.h"\n#include "cuda_vdpau_interop.h"\n'
-        "int main(void) { GLuint b = 0; GLenum t = 0; VdpDevice d = 0; VdpGetProcAddress *p = 0;\n"
-        "  VdpVideoSurface v = 0; VdpOutputSurface o = 0; (void)b, (void)t, (void)d, (void)p, (void)v,"
-        " (void)o; return 0; }\n", ["GL/gl.h", "vdpau/vdpau.h"], hidden)
-    ours = [line for line in opened if line.startswith(fallback)]
-    assert ours, opened
-    if hidden:
-        assert ours == opened, opened
-    else:
-        assert set(system) <= set(opened), opened

@@ -5,7 +5,7 @@
  * Arm; the bindings pass GLenum and GLuint as plain integers, so their C type
  * is all that matters. Like EGL/egl.h beside it, this file defers to the
  * system's header wherever one follows it in the search. */
-#if defined(__has_include_next)
+#if defined(__has_include_next) && !defined(CUBIND_PLATFORM_FALLBACK_LAST)
 #if __has_include_next(<GL/gl.h>)
 #define CUBIND_SYSTEM_GL_H 1
 #endif

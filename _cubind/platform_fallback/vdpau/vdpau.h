@@ -5,7 +5,7 @@
  * integers and VdpGetProcAddress by its address, so their C type is all that
  * matters. Like EGL/egl.h beside it, this file defers to the system's header
  * wherever one follows it in the search. */
-#if defined(__has_include_next)
+#if defined(__has_include_next) && !defined(CUBIND_PLATFORM_FALLBACK_LAST)
 #if __has_include_next(<vdpau/vdpau.h>)
 #define CUBIND_SYSTEM_VDPAU_H 1
 #endif
