@@ -15,9 +15,11 @@ not change. ``CUBIND_NO_COMPILE=1`` turns "would compile" into an error, for
 checks that must reuse that build (tests/packaging/test_packaging.py).
 """
 
+import ast
 import importlib.util
 import json
 import os
+import platform
 import re
 import sys
 import threading
@@ -48,6 +50,18 @@ CYTHON_DIRECTIVES = {
     "embedsignature": True,
     "embedsignature.format": "clinic",
 }
+
+# What Cython prints, not the C it writes (so a change here regenerates
+# nothing; the build's stamp leaves these out). Performance hints: Cython
+# hints at the exception check after each call of a C-level function that
+# returns a struct or nothing (cuFile's CUfileError_t functions,
+# cudaCreateChannelDesc: 75 lines of them). The check is needed, since the
+# first call opens the library and resolves the symbol, which can fail and
+# must raise; such a return type has no value to signal the error with, so the
+# check is Cython's `except *`, which takes the GIL after the call: a cost
+# beside a cuFile call's I/O, or a function returning a struct by value, that
+# nothing hot pays.
+CYTHON_MESSAGE_DIRECTIVES = {"show_performance_hints": False}
 
 # The generated Python layers say `# cython: embedsignature=False` in their
 # header (their docstrings start with a plain signature line instead), and a
@@ -132,13 +146,65 @@ def packages(root):
     return find_packages(root, include=["_cubind", "cubind", "cubind.*"]) + spec_packages(root)
 
 
-def _load_cuda_paths():
-    """_cubind/cuda_paths.py, loaded by path: the package is not built yet."""
-    path = os.path.join(ROOT, "_cubind", "cuda_paths.py")
-    spec = importlib.util.spec_from_file_location("_cubind_cuda_paths", path)
+def _load_floor(name):
+    """A pure-Python module of _cubind (``cuda_paths``, ``built``), loaded by
+    path: the package is not built yet."""
+    path = os.path.join(ROOT, "_cubind", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_cubind_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _load_cuda_paths():
+    return _load_floor("cuda_paths")
+
+
+def _cuda_version(include_dirs):
+    """"13.0" from the CUDA_VERSION of the cuda.h in ``include_dirs``; None without one."""
+    for d in include_dirs:
+        try:
+            with open(os.path.join(d, "cuda.h"), encoding="latin-1") as f:
+                found = re.search(r"^#define CUDA_VERSION (\d+)", f.read(), re.M)
+        except OSError:
+            continue
+        if found:
+            return f"{int(found[1]) // 1000}.{int(found[1]) % 1000 // 10}"
+    return None
+
+
+def spec_loaders(root):
+    """``{libname: loader arguments and package}`` of every spec's library."""
+    found = {}
+    for library in spec_libraries(root):
+        args = loader_arguments(os.path.join(root, module_source(f"{library['name']}.{library['c_module']}")))
+        if args:
+            found[args["libname"]] = dict(args, package=library["name"])
+    return found
+
+
+def loader_arguments(c_layer):
+    """The arguments a generated C layer passes ``open_library`` (libname,
+    sonames, env_var, wheel_subdirs and toolkit_subdirs): what it searches for,
+    recorded so that ``cubind.show_config()`` searches the same. None where
+    the source has no such call."""
+    try:
+        with open(c_layer, encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return None
+    start = text.find("open_library(")
+    if start < 0:
+        return None
+    opening = start + len("open_library")
+    depth, end = 0, opening
+    for end in range(opening, len(text)):   # to the closing parenthesis: the arguments hold tuples
+        depth += {"(": 1, ")": -1}.get(text[end], 0)
+        if depth == 0:
+            break
+    values = ast.literal_eval(text[opening:end + 1] + ",")[0]
+    names = ("libname", "sonames", "env_var", "wheel_subdirs", "toolkit_subdirs")
+    return {name: list(v) if isinstance(v, tuple) else v for name, v in zip(names, values)}
 
 
 CIMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+cimport\s+([\w, ]+)|cimport\s+([\w.]+))", re.M)
@@ -212,6 +278,7 @@ class build_ext(_build_ext):
         self._find_headers()
         self._cythonize()
         super().run()
+        self._write_record()
         log(f"done in {time.monotonic() - self._start:.0f} s")
 
     def _find_headers(self):
@@ -231,19 +298,53 @@ class build_ext(_build_ext):
                     errors.append(str(exc))
                     continue
                 # An optional library's headers are missing: its package is
-                # left out (import fails naming it), the rest still builds.
+                # left out (import fails saying why: _cubind/built.py), the
+                # rest still builds.
                 self.extensions.remove(ext)
-                skipped.setdefault(package, ", ".join(exc.missing))
+                skipped.setdefault(package, {"missing": exc.missing, "searched": str(exc),
+                                             "hint": optional[package]})
                 continue
             ext.include_dirs += [d for d in dirs if d not in ext.include_dirs]
             if root is not None:
-                used.setdefault((root.where, root.path), []).append(ext.name)
+                used.setdefault((root.where, root.path), (root, []))[1].append(ext.name)
         if errors:
             sys.exit("\n\n".join(["cubind: CUDA headers missing, nothing was compiled."] + errors))
         for package, why in skipped.items():
-            log(f"{package}: skipped, {why} not found ({optional[package] or 'an optional library'})")
-        for (where, path), names in used.items():
+            log(f"{package}: skipped, {', '.join(why['missing'])} not found "
+                f"({optional[package] or 'an optional library'})")
+        for (where, path), (_root, names) in used.items():
             log(f"CUDA headers from {path} ({where}) for {len(names)} modules")
+        self._skipped = skipped
+        self._headers = [{"where": root.where, "path": root.path, "cuda_version": _cuda_version(root.includes),
+                          "modules": names} for root, names in used.values()]
+
+    def build_record(self):
+        """What this build made (after _find_headers), for ``_cubind/built.py``
+        (the error of a package left out) and ``cubind.show_config()``: the
+        spec packages built, those skipped with the search's reason and the
+        spec's hint, the headers each module was compiled against, and each
+        library's loader arguments."""
+        import Cython
+
+        root = os.getcwd()
+        return {
+            "python": platform.python_version(), "cython": Cython.__version__,
+            "built": sorted({ext.name.split(".")[0] for ext in self.extensions} & set(spec_packages(root))),
+            "skipped": self._skipped, "headers": self._headers, "libraries": spec_loaders(root),
+        }
+
+    def _write_record(self):
+        """The record, beside the compiled ``_cubind`` modules; a build of
+        another tree (a library of its own on cubind's functions) has no
+        ``_cubind`` to record for."""
+        if "_cubind" not in (self.distribution.packages or []):
+            return
+        path = os.path.join(os.path.dirname(self.get_ext_fullpath("_cubind.built")),
+                            _load_floor("built").record_name())
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self.build_record(), f, indent=1)
+            f.write("\n")
 
     def _elapsed(self):
         return f"{time.monotonic() - self._start:.0f} s"
@@ -275,7 +376,7 @@ class build_ext(_build_ext):
         log(f"cythonizing {len(self.extensions)} modules where out of date (Cython {Cython.__version__}"
             + (", all: first build or options changed)" if force else ")"))
         generated = cythonize(self.extensions, nthreads=min(self.parallel, len(self.extensions)),
-                              compiler_directives=CYTHON_DIRECTIVES, force=force)
+                              compiler_directives={**CYTHON_DIRECTIVES, **CYTHON_MESSAGE_DIRECTIVES}, force=force)
         # Keep setuptools' own Extension objects (finalize_options set them
         # up); take the C sources and dependencies Cython found.
         by_name = {ext.name: ext for ext in generated}

@@ -45,6 +45,7 @@ _LAZY = {
                      "from_dlpack"), "._arrays.array"),
     **dict.fromkeys(("PinnedMemory", "empty_pinned"), "._memory.pinned"),
     "get_include": "_cubind.cuda_paths",
+    "show_config": "._config.report",
 }
 
 
@@ -78,5 +79,5 @@ __all__ = [
     "Kernel", "LaunchConfig", "launch", "CUDAGraph",
     "Array", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like", "from_dlpack",
     "PinnedMemory", "empty_pinned",
-    "get_include",
+    "get_include", "show_config",
 ]

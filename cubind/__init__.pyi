@@ -11,7 +11,7 @@ __all__ = [
     "CUDAError", "CompileError", "LibraryNotFoundError", "check", "Device", "current_device", "ensure_context",
     "Stream", "Event", "current_stream", "Program", "Module", "default_arch", "Kernel", "LaunchConfig", "launch",
     "CUDAGraph", "Array", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like", "from_dlpack",
-    "PinnedMemory", "empty_pinned", "get_include",
+    "PinnedMemory", "empty_pinned", "get_include", "show_config",
 ]
 
 from cubind._core.errors import CUDAError as CUDAError
@@ -42,3 +42,4 @@ from cubind._arrays.array import from_dlpack as from_dlpack
 from cubind._memory.pinned import PinnedMemory as PinnedMemory
 from cubind._memory.pinned import empty_pinned as empty_pinned
 from _cubind.cuda_paths import get_include as get_include
+from cubind._config.report import show_config as show_config

@@ -11,9 +11,12 @@ import nvrtc`` the ``nvrtc`` package, as in the classic spelling.
 import os as _os
 import sys as _sys
 
+from _cubind.built import layer as _layer
 from _cubind.compat import install_if_requested as _install_if_requested
 from _cubind.exports import reexport as _reexport
-from cuda import _driver
+
+# The compiled Python layer; one the build left out is an ImportError saying why.
+_driver = _layer("cuda", "_driver")
 
 # Other distributions install packages under this name too: keep theirs
 # importable beside this one. (pkgutil.extend_path does this too, but

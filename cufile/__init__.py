@@ -11,9 +11,12 @@ then the outputs. ``cuFileRead``/``cuFileWrite`` return
 ``libcufile.so.0``, is found and opened on the first call, never at import.
 """
 
+from _cubind.built import layer as _layer
 from _cubind.compat import install_if_requested as _install_if_requested
 from _cubind.exports import reexport as _reexport
-from cufile import _cufile
+
+# The compiled Python layer; one the build left out is an ImportError saying why.
+_cufile = _layer("cufile", "_cufile")
 
 __getattr__, __dir__ = _reexport(globals(), _cufile)
 __all__ = list(_cufile.__all__)

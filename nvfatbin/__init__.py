@@ -4,12 +4,15 @@ in memory, to load with ``cuModuleLoadData`` or to write to a file.
 
 Every function of ``nvFatbin.h`` with its C name; each returns a tuple whose
 first element is an ``nvFatbinResult``, then the outputs. The library is found
-and opened on the first call (see ``cubind._loader``), never at import.
+and opened on the first call (see ``_cubind.loader``), never at import.
 """
 
+from _cubind.built import layer as _layer
 from _cubind.compat import install_if_requested as _install_if_requested
 from _cubind.exports import reexport as _reexport
-from nvfatbin import _nvfatbin
+
+# The compiled Python layer; one the build left out is an ImportError saying why.
+_nvfatbin = _layer("nvfatbin", "_nvfatbin")
 
 __getattr__, __dir__ = _reexport(globals(), _nvfatbin)
 __all__ = list(_nvfatbin.__all__)

@@ -4,12 +4,15 @@
 Every function of ``nvJitLink.h`` with its C name (each calls the versioned
 ABI symbol the header's inline wrapper forwards to); each returns a tuple
 whose first element is an ``nvJitLinkResult``, then the outputs. The library
-is found and opened on the first call (see ``cubind._loader``), never at import.
+is found and opened on the first call (see ``_cubind.loader``), never at import.
 """
 
+from _cubind.built import layer as _layer
 from _cubind.compat import install_if_requested as _install_if_requested
 from _cubind.exports import reexport as _reexport
-from nvjitlink import _nvjitlink
+
+# The compiled Python layer; one the build left out is an ImportError saying why.
+_nvjitlink = _layer("nvjitlink", "_nvjitlink")
 
 __getattr__, __dir__ = _reexport(globals(), _nvjitlink)
 __all__ = list(_nvjitlink.__all__)

@@ -8,9 +8,12 @@ The library, ``libnvidia-ml.so.1``, comes with the NVIDIA driver (never a
 toolkit's stub); it is found and opened on the first call, never at import.
 """
 
+from _cubind.built import layer as _layer
 from _cubind.compat import install_if_requested as _install_if_requested
 from _cubind.exports import reexport as _reexport
-from nvml import _nvml
+
+# The compiled Python layer; one the build left out is an ImportError saying why.
+_nvml = _layer("nvml", "_nvml")
 
 __getattr__, __dir__ = _reexport(globals(), _nvml)
 __all__ = list(_nvml.__all__)

@@ -3,12 +3,15 @@
 
 Every function of ``nvrtc.h`` with its C name; each returns a tuple whose
 first element is an ``nvrtcResult``, then the outputs. The library is found
-and opened on the first call (see ``cubind._loader``), never at import.
+and opened on the first call (see ``_cubind.loader``), never at import.
 """
 
+from _cubind.built import layer as _layer
 from _cubind.compat import install_if_requested as _install_if_requested
 from _cubind.exports import reexport as _reexport
-from nvrtc import _nvrtc
+
+# The compiled Python layer; one the build left out is an ImportError saying why.
+_nvrtc = _layer("nvrtc", "_nvrtc")
 
 __getattr__, __dir__ = _reexport(globals(), _nvrtc)
 __all__ = list(_nvrtc.__all__)

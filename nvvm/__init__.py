@@ -3,13 +3,16 @@
 
 Every function of ``nvvm.h`` with its C name; each returns a tuple whose
 first element is an ``nvvmResult``, then the outputs. The library is found
-and opened on the first call (see ``cubind._loader``; in a toolkit it lives
+and opened on the first call (see ``_cubind.loader``; in a toolkit it lives
 in ``nvvm/lib64``), never at import.
 """
 
+from _cubind.built import layer as _layer
 from _cubind.compat import install_if_requested as _install_if_requested
 from _cubind.exports import reexport as _reexport
-from nvvm import _nvvm
+
+# The compiled Python layer; one the build left out is an ImportError saying why.
+_nvvm = _layer("nvvm", "_nvvm")
 
 __getattr__, __dir__ = _reexport(globals(), _nvvm)
 __all__ = list(_nvvm.__all__)

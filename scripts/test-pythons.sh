@@ -52,7 +52,7 @@ for python in "${pythons[@]}"; do
     build_package
     cd "$ROOT"
     step "pytest ($("$PY" -V))"
-    CUBIND_GEN="$ROOT/generator/build/cubind-gen" "$PY" -m pytest -q -ra tests "$@"
+    CUBIND_GEN="$ROOT/generator/build/cubind-gen" "$PY" -m pytest -q -rfE tests "$@"
   ' test-pythons "$@" || { status=FAILED; failed=1; }
   summary+=("CPython $version: $status ($((SECONDS - start)) s)")
 done

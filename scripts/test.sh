@@ -17,4 +17,4 @@ cd "$ROOT"
 step "ruff"
 "$PY" -m ruff check .
 step "pytest"
-CUBIND_GEN="$ROOT/generator/build/cubind-gen" "$PY" -m pytest -ra tests "$@"
+CUBIND_GEN="$ROOT/generator/build/cubind-gen" "$PY" -m pytest -rfE tests "$@"

@@ -75,5 +75,5 @@ header_version=$(sed -n 's/^#define CUDA_VERSION \([0-9]*\).*/\1/p' "$work/root/
 fake_version=$(( header_version > 13000 ? header_version : 13000 ))
 cd "$work/tree"
 FAKE_DRIVER_VERSION=$fake_version PYTHONPATH=$work/site CUBIND_GEN=$gen CUBIND_CUDA_INCLUDE=$work/root/include CUDA_HOME=$work/root \
-  "$PY" -m pytest -q -ra -p no:cacheprovider tests --deselect tests/generator_integration/test_drift.py \
+  "$PY" -m pytest -q -rfE -p no:cacheprovider tests --deselect tests/generator_integration/test_drift.py \
   --deselect tests/packaging/test_packaging.py --deselect tests/packaging/test_docs_paths.py "$@"

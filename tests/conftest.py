@@ -166,6 +166,24 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.skip(reason=reason))
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The skipped tests counted by reason, a line each: without a GPU they
+    are a hundred and more, nearly all for one reason (scripts/test.sh asks
+    pytest to list failures and errors only, -rfE). -rs (or -ra) lists every
+    skipped test instead, as pytest does."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if not skipped or set(config.getoption("reportchars") or "") & set("saA"):
+        return
+    reasons = {}
+    for report in skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        reasons[reason] = reasons.get(reason, 0) + 1
+    terminalreporter.write_sep("=", f"{len(skipped)} skipped, by reason (-rs lists each test)")
+    for reason, count in sorted(reasons.items(), key=lambda item: (-item[1], item[0])):
+        terminalreporter.write_line(f"{count:5d}  {reason}")
+
+
 # --------------------------------------------------------------------------
 # Toolkit files
 # --------------------------------------------------------------------------

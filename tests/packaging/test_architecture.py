@@ -3,10 +3,10 @@ the project's modules (at module level or inside a function: a deferred
 import is still a dependency; one under ``if TYPE_CHECKING:``, for
 annotations only, is not) points to its own package or a lower layer, no
 two modules import each other through any chain, no module sits in
-``cubind/``'s root but the package's ``__init__``, and no module reaches a
-lower layer at run time the other way round: registering itself there
-(``register_*``/``on_*`` calls) or setting attributes on what it imported
-from another package (patching).
+``cubind/``'s root but the package's ``__init__`` and ``__main__``, and no
+module reaches a lower layer at run time the other way round: registering
+itself there (``register_*``/``on_*`` calls) or setting attributes on what it
+imported from another package (patching).
 
 The layers are the generated packages' runtime (``_cubind``, the floor), the
 generated packages (``cuda``, ``nvrtc``, ...: one layer, which may import the
@@ -121,8 +121,12 @@ def graph():
     return {module_name(p): imports(p) for p in modules()}
 
 
+# The package's own entry points: its __init__, and __main__ (``python -m cubind``).
+ENTRY_POINTS = ("cubind", "cubind.__main__")
+
+
 def test_no_module_in_the_package_root_but_init():
-    stray = [p.name for p in PACKAGE.iterdir() if p.suffix in SOURCES and p.name != "__init__.py"]
+    stray = [p.name for p in PACKAGE.iterdir() if p.suffix in SOURCES and p.name not in ("__init__.py", "__main__.py")]
     assert stray == []
 
 
@@ -154,8 +158,8 @@ def upward_imports():
     ranks = layers()
     wrong = []
     for module, deps in graph().items():
-        if module == "cubind":
-            continue  # the package's __init__ re-exports from every layer (lazily)
+        if module in ENTRY_POINTS:
+            continue  # the package's __init__ re-exports from every layer (lazily), __main__ runs the top one
         own = ranks[package_of(module)]
         for dep in deps:
             if dep == "cubind":

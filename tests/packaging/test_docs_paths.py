@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ["README.md", "ARCHITECTURE.md", "CONTRIBUTING.md", "CHANGELOG.md", "docs/pythonic.md",
         "docs/pythonic_array.md", "docs/API.md", "docs/bindings.md", "bench/README.md", "docs/compute.md",
-        "docs/graph.md"]
+        "docs/graph.md", "docs/troubleshooting.md", "docs/system.md"]
 PREFIXES = ("tests/", "_cubind/", "cubind/", "examples/", "scripts/", "bench/", "docs/", "generator/", "templates/",
             "bindings/", "seeds/")
 # docs/API.md must stay word for word the project's external contract; its

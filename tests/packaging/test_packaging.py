@@ -27,6 +27,9 @@ from pathlib import Path
 
 import pytest
 
+from _cubind.built import record_name
+from tests._toolkit import header as find_header
+
 ROOT = Path(__file__).resolve().parents[2]
 # Public modules: (module, its stubs, the header its functions come from).
 PUBLIC = [("cuda", "cuda/__init__.pyi", "cuda.h"), ("cuda.cudart", "cuda/cudart.pyi", "cuda_runtime_api.h"),
@@ -64,10 +67,10 @@ def _built(package):
 
 
 def _cuda_include(header):
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and (Path(root) / "include" / header).is_file():
-            return str(Path(root) / "include")
-    return None
+    """The include directory of ``header`` where the build finds it (the one
+    search, _cubind/cuda_paths.py: NVIDIA's wheels in the environment too), or None."""
+    path = find_header(header)
+    return str(path.parent) if path else None
 
 
 def stub_parameters(stubs):
@@ -161,7 +164,7 @@ def _header_declarations(text):
     text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.DOTALL)
     declarations = {}
     # Declarations end with ';', nvJitLink.h's inline wrappers with their body.
-    for name, params in re.findall(r"\b((?:cu|nvrtc|nvJitLink|nvvm)\w+)\s*\(([^;{}]*?)\)\s*[;{]", text):
+    for name, params in re.findall(r"\b((?:cu|nvrtc|nvJitLink|nvvm|nvFatbin|nvml)\w+)\s*\(([^;{}]*?)\)\s*[;{]", text):
         names, depth, part = [], 0, ""
         for ch in params + ",":
             if ch == "," and depth == 0:
@@ -176,6 +179,11 @@ def _header_declarations(text):
             depth += (ch == "(") - (ch == ")")
             part += ch
         declarations.setdefault(name, []).append(names)
+    # A name the header #defines to another (nvml.h: nvmlDeviceRemoveGpu ->
+    # nvmlDeviceRemoveGpu_v2) is called as that one: its declarations count too.
+    for alias, target in re.findall(r"^\s*#\s*define\s+(\w+)\s+(\w+)\s*$", text, re.M):
+        if target in declarations:
+            declarations.setdefault(alias, []).extend(declarations[target])
     return declarations
 
 
@@ -243,6 +251,8 @@ def test_wheel_contents(wheel):
                            "cufile/__init__.py", "cubind/__init__.py",
                            *FLOOR]:
         assert expected in files, expected
+    # the build's record of itself (_cubind/built.py), written by the build for the wheel
+    assert f"_cubind/{record_name()}" in files
     assert not [n for n in files if n.endswith((".c", ".pyx", ".o"))]
     # build/lib keeps what earlier builds put there, and the wheel takes it all
     stale = [n for n in files if n.startswith("cubind/_bind/")]
@@ -332,5 +342,6 @@ def test_sdist_has_the_sources_and_no_generated_c(tmp_path):
     assert specs  # setup.py takes its packages and modules from them
     for expected in PXD + STUBS + FLOOR + specs + ["setup.py", "pyproject.toml", "cuda/py.typed"]:
         assert expected in names, expected
-    assert not [n for n in names if n.endswith((".c", ".so"))]
+    assert not [n for n in names if n.endswith((".c", ".so")) or n.startswith("_cubind/built.")
+                and n.endswith(".json")]
     assert not [n for n in names if n.startswith(("generator/", "templates/", "build/", "tests/"))]

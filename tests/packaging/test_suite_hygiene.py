@@ -80,3 +80,35 @@ def test_every_test_file_is_in_a_subject_folder_under_a_name_of_its_own():
     assert sorted(set(names)) == sorted(names), [n for n in set(names) if names.count(n) > 1]
     folders = {p.parent.relative_to(tests).parts[0] for p in files}
     assert folders == {"bindings", "pythonic", "compute", "graph", "generator_integration", "packaging"}, folders
+
+
+# -- the summary: skips counted by reason, listed one by one only when asked ---------------
+
+SKIPS = """
+import pytest
+
+@pytest.mark.parametrize("n", range(3))
+def test_needs_a_gpu(n):
+    pytest.skip("no GPU: for the summary")
+
+def test_other():
+    pytest.skip("another reason")
+"""
+
+
+def _pytest_with_the_suites_hooks(tmp_path, *args):
+    (tmp_path / "test_skips.py").write_text(SKIPS)
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider",
+                           "--rootdir", str(tmp_path), "-c", os.devnull, *args, str(tmp_path / "test_skips.py")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=pythonpath()))
+
+
+def test_skips_are_counted_by_reason_unless_listing_is_asked(tmp_path):
+    done = _pytest_with_the_suites_hooks(tmp_path, "-rfE")   # as scripts/test.sh runs it
+    assert "4 skipped, by reason (-rs lists each test)" in done.stdout, done.stdout
+    lines = done.stdout.splitlines()
+    assert "    3  no GPU: for the summary" in lines and "    1  another reason" in lines
+    assert "SKIPPED" not in done.stdout
+    done = _pytest_with_the_suites_hooks(tmp_path, "-rs")
+    assert "by reason" not in done.stdout and "SKIPPED [3]" in done.stdout, done.stdout
