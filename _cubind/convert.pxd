@@ -1,7 +1,7 @@
 # cython: language_level=3
 # Argument conversions shared by every generated module. The inline fast
 # paths take the common exact types without a call; anything else goes to a
-# slow path in _convert.pyx that converts or raises an error naming the
+# slow path in convert.pyx that converts or raises an error naming the
 # parameter.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
 from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_CheckExact
@@ -42,7 +42,7 @@ cdef void* address_slow(object o, const char* name) except? NULL
 cdef void* function_address(object o, const char* name) except? NULL
 # A ctypes function pointer (CFUNCTYPE instance): callable, but already C.
 cdef bint is_c_function(object o)
-cdef object buffer_view_slow(object o)
+cdef object buffer_view_slow(object o, const char* name)
 # Reports an exception raised inside a C callback through sys.unraisablehook.
 cdef void report_unraisable(object exc, object where) noexcept
 
@@ -201,11 +201,13 @@ cdef object kernel_params_kept(object params, const char* name, void*** out)
 
 
 # A memoryview of a buffer argument, or None for an int address or None. The
-# common int is answered inline; only other objects pay a call.
-cdef inline object buffer_view(object o):
+# common int is answered inline; only other objects pay a call. A buffer that
+# is not contiguous (numpy's a[::-1], a column) is a ValueError naming the
+# parameter: C reads and writes its bytes from .buf onward.
+cdef inline object buffer_view(object o, const char* name):
     if o is None or PyLong_CheckExact(o):
         return None
-    return buffer_view_slow(o)
+    return buffer_view_slow(o, name)
 
 
 cdef inline void* view_address(object view) noexcept:

@@ -1,7 +1,8 @@
 # cython: language_level=3
-"""Slow paths of the argument conversions (see _convert.pxd)."""
+"""Slow paths of the argument conversions (see convert.pxd)."""
 cimport cython
-from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
+from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_IsContiguous,
+                             PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer)
 from cpython.exc cimport PyErr_SetObject, PyErr_WriteUnraisable
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_CheckExact, PyByteArray_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
@@ -152,7 +153,12 @@ cdef void* address_slow(object o, const char* name) except? NULL:
     pointer = _ctypes_pointer_value(o)  # before the buffer check: ctypes instances have the buffer protocol
     if pointer is not None:
         o = pointer
-    elif PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
+    elif isinstance(o, str):
+        # Text has no bytes until encoded, and its length is not theirs: a
+        # buffer counted by `size` (nvvmAddModuleToProgram's) takes bytes.
+        raise TypeError(f"{name.decode()}: expected an int address, a buffer (bytes, not str: encode it) "
+                        f"or None, got str")
+    elif PyObject_CheckBuffer(o) or isinstance(o, float):
         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")
     v = _index(o, name, "an int address, a buffer or None")
     # A handle's address (its __index__) is the common case here: checked in
@@ -216,14 +222,17 @@ cdef WrittenBuffer written_buffer_slow(object o, const char* name):
             return None
         raise TypeError(f"{name.decode()}: expected {_WRITABLE}, bytes, an int address or None, "
                         f"got {_type_name(o)}")
+    # Contiguous in either order (a Fortran-ordered 2-D array is as much one
+    # block of bytes as a C-ordered one); a strided view is refused by its
+    # exporter, which cannot give it as one block.
     try:
-        PyObject_GetBuffer(o, &held.view, PyBUF_WRITABLE)
+        PyObject_GetBuffer(o, &held.view, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS)
     except Exception as refused:
         # Exporters word a refusal their own way (numpy: ValueError "buffer
         # source array is read-only", others BufferError): a read-only export
         # that succeeds tells a read-only buffer from an unusable one.
         try:
-            PyObject_GetBuffer(o, &probe, PyBUF_SIMPLE)
+            PyObject_GetBuffer(o, &probe, PyBUF_ANY_CONTIGUOUS)
         except Exception:
             raise TypeError(f"{name.decode()}: expected {_WRITABLE} of contiguous bytes, "
                             f"got {_type_name(o)} ({refused})") from None
@@ -255,14 +264,12 @@ cdef void* written_address_slow(WrittenBuffer held, size_t need, const char* nam
 cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:
     if not PyObject_CheckBuffer(o) or hasattr(type(o), "__index__"):
         return 0
-    cdef Py_buffer view
-    PyObject_GetBuffer(o, &view, PyBUF_SIMPLE)
-    try:
-        if <size_t>view.len < size:
-            raise ValueError(f"{name.decode()}: {view.len} bytes given, the attribute's value takes {size}")
-        memcpy(buf, view.buf, size)
-    finally:
-        PyBuffer_Release(&view)
+    view = buffer_view_slow(o, name)   # contiguous, or a ValueError naming the parameter
+    cdef Py_buffer* b = PyMemoryView_GET_BUFFER(view)
+    if <size_t>b.len < size:
+        raise ValueError(f"{name.decode()}: {b.len} bytes given, the attribute's value takes {size}")
+    memcpy(buf, b.buf, size)
+    view.release()
     return 1
 
 
@@ -288,10 +295,19 @@ cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const 
                      f"{size_name.decode()}")
 
 
-cdef object buffer_view_slow(object o):
+cdef object buffer_view_slow(object o, const char* name):
     if not PyObject_CheckBuffer(o):
         return None
-    return memoryview(o)
+    view = memoryview(o)
+    # memoryview takes any buffer, strided ones too (numpy's a[::-1], a
+    # column of a 2-D array), and C reads or writes from .buf onward: only
+    # one block of bytes, in either order, is what the call means. An empty
+    # buffer is one (PyBuffer_IsContiguous: len 0).
+    if not PyBuffer_IsContiguous(PyMemoryView_GET_BUFFER(view), b'A'):
+        view.release()
+        raise ValueError(f"{name.decode()}: the buffer is not contiguous (a strided view); "
+                         f"pass a contiguous copy (numpy.ascontiguousarray)")
+    return view
 
 
 cdef class CStringArray:
@@ -335,11 +351,16 @@ cdef void report_unraisable(object exc, object where) noexcept:
 
 
 cdef class Struct:
+    # The fields printed in hex (a generated class's void* fields).
+    _hex_fields = ()
+
     def __repr__(self):
         """One `field : value` line per field (the class's `_fields`, in C
-        order), a nested struct's lines indented under `field :`, as the
-        classic modules' repr (and so str) prints a struct."""
+        order), a nested struct's lines indented under `field :`, a void*
+        field in hex (`fence : 0x0`), as the classic modules' repr (and so
+        str) prints a struct."""
         lines = []
+        hex_fields = type(self)._hex_fields
         for key in type(self)._fields:
             try:
                 value = getattr(self, key)
@@ -349,6 +370,8 @@ cdef class Struct:
             if isinstance(value, Struct):
                 lines.append(f"{key} :")
                 lines.extend("    " + line for line in str(value).splitlines())
+            elif key in hex_fields:
+                lines.append(f"{key} : {_hex_text(value)}")
             else:
                 lines.append(f"{key} : {value}")
         return "\n".join(lines)
@@ -364,6 +387,13 @@ cdef class Struct:
             self._refs = {}
         self._refs[key] = value
         return 0
+
+
+cdef str _hex_text(object value):
+    """An address in hex, or a list of them (a fixed array of void*)."""
+    if isinstance(value, list):
+        return "[" + ", ".join([hex(v) for v in value]) + "]"
+    return hex(value)
 
 
 cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:
@@ -386,7 +416,7 @@ cdef int set_chars(char* field, size_t size, object value, const char* name) exc
 
 
 cdef void* address_kept(object o, const char* name, list keep) except? NULL:
-    view = buffer_view(o)
+    view = buffer_view(o, name)
     if view is None:
         return as_address(o, name)
     keep.append(view)

@@ -10006,7 +10006,11 @@ cdef class CUuuid(Struct):
         memset(&self._value, 0, sizeof(c.CUuuid))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUuuid*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10019,7 +10023,7 @@ cdef class CUuuid(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10065,7 +10069,11 @@ cdef class CUmemFabricHandle(Struct):
         memset(&self._value, 0, sizeof(c.CUmemFabricHandle_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUmemFabricHandle_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10078,7 +10086,7 @@ cdef class CUmemFabricHandle(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10125,7 +10133,11 @@ cdef class CUipcEventHandle(Struct):
         memset(&self._value, 0, sizeof(c.CUipcEventHandle_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUipcEventHandle_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10138,7 +10150,7 @@ cdef class CUipcEventHandle(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10182,7 +10194,11 @@ cdef class CUipcMemHandle(Struct):
         memset(&self._value, 0, sizeof(c.CUipcMemHandle_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUipcMemHandle_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10195,7 +10211,7 @@ cdef class CUipcMemHandle(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10236,7 +10252,11 @@ cdef class CUstreamMemOpWaitValueParams_st(Struct):
         memset(&self._value, 0, sizeof(c.CUstreamMemOpWaitValueParams_st))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUstreamMemOpWaitValueParams_st*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10249,7 +10269,7 @@ cdef class CUstreamMemOpWaitValueParams_st(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10340,7 +10360,11 @@ cdef class CUstreamMemOpWriteValueParams_st(Struct):
         memset(&self._value, 0, sizeof(c.CUstreamMemOpWriteValueParams_st))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUstreamMemOpWriteValueParams_st*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10353,7 +10377,7 @@ cdef class CUstreamMemOpWriteValueParams_st(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10444,7 +10468,11 @@ cdef class CUstreamMemOpFlushRemoteWritesParams_st(Struct):
         memset(&self._value, 0, sizeof(c.CUstreamMemOpFlushRemoteWritesParams_st))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUstreamMemOpFlushRemoteWritesParams_st*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10457,7 +10485,7 @@ cdef class CUstreamMemOpFlushRemoteWritesParams_st(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10508,7 +10536,11 @@ cdef class CUstreamMemOpMemoryBarrierParams_st(Struct):
         memset(&self._value, 0, sizeof(c.CUstreamMemOpMemoryBarrierParams_st))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUstreamMemOpMemoryBarrierParams_st*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10521,7 +10553,7 @@ cdef class CUstreamMemOpMemoryBarrierParams_st(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10575,7 +10607,11 @@ cdef class CUstreamBatchMemOpParams(Struct):
         memset(&self._value, 0, sizeof(c.CUstreamBatchMemOpParams_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUstreamBatchMemOpParams_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10588,7 +10624,7 @@ cdef class CUstreamBatchMemOpParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10689,7 +10725,11 @@ cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10702,7 +10742,7 @@ cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10793,7 +10833,11 @@ cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10806,7 +10850,7 @@ cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10893,7 +10937,11 @@ cdef class CUasyncNotificationInfo_info_overBudget(Struct):
         memset(&self._value, 0, sizeof(c.CUasyncNotificationInfo_info_overBudget))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUasyncNotificationInfo_info_overBudget*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10906,7 +10954,7 @@ cdef class CUasyncNotificationInfo_info_overBudget(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10946,7 +10994,11 @@ cdef class CUasyncNotificationInfo_info(Struct):
         memset(&self._value, 0, sizeof(c.CUasyncNotificationInfo_info))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUasyncNotificationInfo_info*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10959,7 +11011,7 @@ cdef class CUasyncNotificationInfo_info(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11002,7 +11054,11 @@ cdef class CUasyncNotificationInfo(Struct):
         memset(&self._value, 0, sizeof(c.CUasyncNotificationInfo))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUasyncNotificationInfo*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11015,7 +11071,7 @@ cdef class CUasyncNotificationInfo(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11069,7 +11125,11 @@ cdef class CUdevprop(Struct):
         memset(&self._value, 0, sizeof(c.CUdevprop_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUdevprop_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11082,7 +11142,7 @@ cdef class CUdevprop(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11226,12 +11286,17 @@ cdef class CUaccessPolicyWindow(Struct):
     Accesses in a miss segment apply the missProp access policy.
     """
     _fields = ("base_ptr", "num_bytes", "hitRatio", "hitProp", "missProp", )
+    _hex_fields = ("base_ptr", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUaccessPolicyWindow_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUaccessPolicyWindow_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11244,7 +11309,7 @@ cdef class CUaccessPolicyWindow(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11255,7 +11320,7 @@ cdef class CUaccessPolicyWindow(Struct):
     @base_ptr.setter
     def base_ptr(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"base_ptr")
         self._root()._keep(<uintptr_t>&self._ptr.base_ptr, view)
         self._ptr.base_ptr = <void*>(view_address(view) if view is not None else as_address(value, b"base_ptr"))
 
@@ -11333,7 +11398,11 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v1(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_KERNEL_NODE_PARAMS_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_KERNEL_NODE_PARAMS_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11346,7 +11415,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v1(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11491,7 +11560,11 @@ cdef class CUDA_KERNEL_NODE_PARAMS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_KERNEL_NODE_PARAMS_v2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_KERNEL_NODE_PARAMS_v2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11504,7 +11577,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11670,7 +11743,11 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_KERNEL_NODE_PARAMS_v3))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_KERNEL_NODE_PARAMS_v3*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11683,7 +11760,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11848,7 +11925,11 @@ cdef class CUDA_MEMSET_NODE_PARAMS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_MEMSET_NODE_PARAMS_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_MEMSET_NODE_PARAMS_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11861,7 +11942,7 @@ cdef class CUDA_MEMSET_NODE_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11955,7 +12036,11 @@ cdef class CUDA_MEMSET_NODE_PARAMS_v2(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_MEMSET_NODE_PARAMS_v2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_MEMSET_NODE_PARAMS_v2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11968,7 +12053,7 @@ cdef class CUDA_MEMSET_NODE_PARAMS_v2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12066,12 +12151,17 @@ cdef class CUDA_HOST_NODE_PARAMS(Struct):
     Host node parameters
     """
     _fields = ("fn", "userData", )
+    _hex_fields = ("userData", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUDA_HOST_NODE_PARAMS_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_HOST_NODE_PARAMS_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12084,7 +12174,7 @@ cdef class CUDA_HOST_NODE_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12095,7 +12185,7 @@ cdef class CUDA_HOST_NODE_PARAMS(Struct):
     @fn.setter
     def fn(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"fn")
         self._root()._keep(<uintptr_t>&self._ptr.fn, view)
         self._ptr.fn = <c.CUhostFn>(view_address(view) if view is not None else as_address(value, b"fn"))
 
@@ -12108,7 +12198,7 @@ cdef class CUDA_HOST_NODE_PARAMS(Struct):
     @userData.setter
     def userData(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"userData")
         self._root()._keep(<uintptr_t>&self._ptr.userData, view)
         self._ptr.userData = <void*>(view_address(view) if view is not None else as_address(value, b"userData"))
 
@@ -12139,12 +12229,17 @@ cdef class CUDA_HOST_NODE_PARAMS_v2(Struct):
     Host node parameters
     """
     _fields = ("fn", "userData", )
+    _hex_fields = ("userData", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUDA_HOST_NODE_PARAMS_v2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_HOST_NODE_PARAMS_v2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12157,7 +12252,7 @@ cdef class CUDA_HOST_NODE_PARAMS_v2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12168,7 +12263,7 @@ cdef class CUDA_HOST_NODE_PARAMS_v2(Struct):
     @fn.setter
     def fn(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"fn")
         self._root()._keep(<uintptr_t>&self._ptr.fn, view)
         self._ptr.fn = <c.CUhostFn>(view_address(view) if view is not None else as_address(value, b"fn"))
 
@@ -12181,7 +12276,7 @@ cdef class CUDA_HOST_NODE_PARAMS_v2(Struct):
     @userData.setter
     def userData(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"userData")
         self._root()._keep(<uintptr_t>&self._ptr.userData, view)
         self._ptr.userData = <void*>(view_address(view) if view is not None else as_address(value, b"userData"))
 
@@ -12216,7 +12311,11 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_CONDITIONAL_NODE_PARAMS))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_CONDITIONAL_NODE_PARAMS*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12229,7 +12328,7 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12354,7 +12453,11 @@ cdef class CUgraphEdgeData(Struct):
         memset(&self._value, 0, sizeof(c.CUgraphEdgeData))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUgraphEdgeData*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12367,7 +12470,7 @@ cdef class CUgraphEdgeData(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12461,7 +12564,11 @@ cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_GRAPH_INSTANTIATE_PARAMS))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_GRAPH_INSTANTIATE_PARAMS*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12474,7 +12581,7 @@ cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12556,7 +12663,11 @@ cdef class CUlaunchMemSyncDomainMap(Struct):
         memset(&self._value, 0, sizeof(c.CUlaunchMemSyncDomainMap))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUlaunchMemSyncDomainMap*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12569,7 +12680,7 @@ cdef class CUlaunchMemSyncDomainMap(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12630,7 +12741,11 @@ cdef class CUlaunchAttributeValue_clusterDim(Struct):
         memset(&self._value, 0, sizeof(c.CUlaunchAttributeValue_clusterDim))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUlaunchAttributeValue_clusterDim*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12643,7 +12758,7 @@ cdef class CUlaunchAttributeValue_clusterDim(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12710,7 +12825,11 @@ cdef class CUlaunchAttributeValue_programmaticEvent(Struct):
         memset(&self._value, 0, sizeof(c.CUlaunchAttributeValue_programmaticEvent))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUlaunchAttributeValue_programmaticEvent*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12723,7 +12842,7 @@ cdef class CUlaunchAttributeValue_programmaticEvent(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12789,7 +12908,11 @@ cdef class CUlaunchAttributeValue_launchCompletionEvent(Struct):
         memset(&self._value, 0, sizeof(c.CUlaunchAttributeValue_launchCompletionEvent))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUlaunchAttributeValue_launchCompletionEvent*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12802,7 +12925,7 @@ cdef class CUlaunchAttributeValue_launchCompletionEvent(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12865,7 +12988,11 @@ cdef class CUlaunchAttributeValue_preferredClusterDim(Struct):
         memset(&self._value, 0, sizeof(c.CUlaunchAttributeValue_preferredClusterDim))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUlaunchAttributeValue_preferredClusterDim*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12878,7 +13005,7 @@ cdef class CUlaunchAttributeValue_preferredClusterDim(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12944,7 +13071,11 @@ cdef class CUlaunchAttributeValue_deviceUpdatableKernelNode(Struct):
         memset(&self._value, 0, sizeof(c.CUlaunchAttributeValue_deviceUpdatableKernelNode))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUlaunchAttributeValue_deviceUpdatableKernelNode*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12957,7 +13088,7 @@ cdef class CUlaunchAttributeValue_deviceUpdatableKernelNode(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13010,7 +13141,11 @@ cdef class CUlaunchAttributeValue(Struct):
         memset(&self._value, 0, sizeof(c.CUlaunchAttributeValue))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUlaunchAttributeValue*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13023,7 +13158,7 @@ cdef class CUlaunchAttributeValue(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13260,7 +13395,11 @@ cdef class CUlaunchAttribute(Struct):
         memset(&self._value, 0, sizeof(c.CUlaunchAttribute))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUlaunchAttribute*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13273,7 +13412,7 @@ cdef class CUlaunchAttribute(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13337,7 +13476,11 @@ cdef class CUlaunchConfig(Struct):
         memset(&self._value, 0, sizeof(c.CUlaunchConfig))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUlaunchConfig*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13350,7 +13493,7 @@ cdef class CUlaunchConfig(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13500,7 +13643,11 @@ cdef class CUexecAffinitySmCount(Struct):
         memset(&self._value, 0, sizeof(c.CUexecAffinitySmCount_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUexecAffinitySmCount_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13513,7 +13660,7 @@ cdef class CUexecAffinitySmCount(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13554,7 +13701,11 @@ cdef class CUexecAffinityParam_v1_param(Struct):
         memset(&self._value, 0, sizeof(c.CUexecAffinityParam_v1_param))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUexecAffinityParam_v1_param*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13567,7 +13718,7 @@ cdef class CUexecAffinityParam_v1_param(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13610,7 +13761,11 @@ cdef class CUexecAffinityParam(Struct):
         memset(&self._value, 0, sizeof(c.CUexecAffinityParam_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUexecAffinityParam_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13623,7 +13778,7 @@ cdef class CUexecAffinityParam(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13673,12 +13828,17 @@ cdef class CUctxCigParam(Struct):
     CIG Context Create Params
     """
     _fields = ("sharedDataType", "sharedData", )
+    _hex_fields = ("sharedData", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUctxCigParam))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUctxCigParam*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13691,7 +13851,7 @@ cdef class CUctxCigParam(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13713,7 +13873,7 @@ cdef class CUctxCigParam(Struct):
     @sharedData.setter
     def sharedData(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"sharedData")
         self._root()._keep(<uintptr_t>&self._ptr.sharedData, view)
         self._ptr.sharedData = <void*>(view_address(view) if view is not None else as_address(value, b"sharedData"))
 
@@ -13750,7 +13910,11 @@ cdef class CUctxCreateParams(Struct):
         memset(&self._value, 0, sizeof(c.CUctxCreateParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUctxCreateParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13763,7 +13927,7 @@ cdef class CUctxCreateParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13852,12 +14016,17 @@ CUctxCreateParams_st = CUctxCreateParams
 cdef class CUlibraryHostUniversalFunctionAndDataTable(Struct):
     """Struct CUlibraryHostUniversalFunctionAndDataTable of the C API."""
     _fields = ("functionTable", "functionWindowSize", "dataTable", "dataWindowSize", )
+    _hex_fields = ("functionTable", "dataTable", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUlibraryHostUniversalFunctionAndDataTable))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUlibraryHostUniversalFunctionAndDataTable*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13870,7 +14039,7 @@ cdef class CUlibraryHostUniversalFunctionAndDataTable(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13881,7 +14050,7 @@ cdef class CUlibraryHostUniversalFunctionAndDataTable(Struct):
     @functionTable.setter
     def functionTable(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"functionTable")
         self._root()._keep(<uintptr_t>&self._ptr.functionTable, view)
         self._ptr.functionTable = <void*>(view_address(view) if view is not None else as_address(value, b"functionTable"))
 
@@ -13904,7 +14073,7 @@ cdef class CUlibraryHostUniversalFunctionAndDataTable(Struct):
     @dataTable.setter
     def dataTable(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"dataTable")
         self._root()._keep(<uintptr_t>&self._ptr.dataTable, view)
         self._ptr.dataTable = <void*>(view_address(view) if view is not None else as_address(value, b"dataTable"))
 
@@ -13944,12 +14113,17 @@ cdef class CUDA_MEMCPY2D(Struct):
     2D memory copy parameters
     """
     _fields = ("srcXInBytes", "srcY", "srcMemoryType", "srcHost", "srcDevice", "srcArray", "srcPitch", "dstXInBytes", "dstY", "dstMemoryType", "dstHost", "dstDevice", "dstArray", "dstPitch", "WidthInBytes", "Height", )
+    _hex_fields = ("srcHost", "dstHost", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUDA_MEMCPY2D_v2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_MEMCPY2D_v2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13962,7 +14136,7 @@ cdef class CUDA_MEMCPY2D(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14004,7 +14178,7 @@ cdef class CUDA_MEMCPY2D(Struct):
     @srcHost.setter
     def srcHost(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"srcHost")
         self._root()._keep(<uintptr_t>&self._ptr.srcHost, view)
         self._ptr.srcHost = <const void*>(view_address(view) if view is not None else as_address(value, b"srcHost"))
 
@@ -14078,7 +14252,7 @@ cdef class CUDA_MEMCPY2D(Struct):
     @dstHost.setter
     def dstHost(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"dstHost")
         self._root()._keep(<uintptr_t>&self._ptr.dstHost, view)
         self._ptr.dstHost = <void*>(view_address(view) if view is not None else as_address(value, b"dstHost"))
 
@@ -14159,12 +14333,17 @@ cdef class CUDA_MEMCPY3D(Struct):
     3D memory copy parameters
     """
     _fields = ("srcXInBytes", "srcY", "srcZ", "srcLOD", "srcMemoryType", "srcHost", "srcDevice", "srcArray", "reserved0", "srcPitch", "srcHeight", "dstXInBytes", "dstY", "dstZ", "dstLOD", "dstMemoryType", "dstHost", "dstDevice", "dstArray", "reserved1", "dstPitch", "dstHeight", "WidthInBytes", "Height", "Depth", )
+    _hex_fields = ("srcHost", "reserved0", "dstHost", "reserved1", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUDA_MEMCPY3D_v2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_MEMCPY3D_v2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14177,7 +14356,7 @@ cdef class CUDA_MEMCPY3D(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14239,7 +14418,7 @@ cdef class CUDA_MEMCPY3D(Struct):
     @srcHost.setter
     def srcHost(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"srcHost")
         self._root()._keep(<uintptr_t>&self._ptr.srcHost, view)
         self._ptr.srcHost = <const void*>(view_address(view) if view is not None else as_address(value, b"srcHost"))
 
@@ -14272,7 +14451,7 @@ cdef class CUDA_MEMCPY3D(Struct):
     @reserved0.setter
     def reserved0(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"reserved0")
         self._root()._keep(<uintptr_t>&self._ptr.reserved0, view)
         self._ptr.reserved0 = <void*>(view_address(view) if view is not None else as_address(value, b"reserved0"))
 
@@ -14356,7 +14535,7 @@ cdef class CUDA_MEMCPY3D(Struct):
     @dstHost.setter
     def dstHost(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"dstHost")
         self._root()._keep(<uintptr_t>&self._ptr.dstHost, view)
         self._ptr.dstHost = <void*>(view_address(view) if view is not None else as_address(value, b"dstHost"))
 
@@ -14389,7 +14568,7 @@ cdef class CUDA_MEMCPY3D(Struct):
     @reserved1.setter
     def reserved1(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"reserved1")
         self._root()._keep(<uintptr_t>&self._ptr.reserved1, view)
         self._ptr.reserved1 = <void*>(view_address(view) if view is not None else as_address(value, b"reserved1"))
 
@@ -14470,12 +14649,17 @@ cdef class CUDA_MEMCPY3D_PEER(Struct):
     3D memory cross-context copy parameters
     """
     _fields = ("srcXInBytes", "srcY", "srcZ", "srcLOD", "srcMemoryType", "srcHost", "srcDevice", "srcArray", "srcContext", "srcPitch", "srcHeight", "dstXInBytes", "dstY", "dstZ", "dstLOD", "dstMemoryType", "dstHost", "dstDevice", "dstArray", "dstContext", "dstPitch", "dstHeight", "WidthInBytes", "Height", "Depth", )
+    _hex_fields = ("srcHost", "dstHost", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUDA_MEMCPY3D_PEER_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_MEMCPY3D_PEER_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14488,7 +14672,7 @@ cdef class CUDA_MEMCPY3D_PEER(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14550,7 +14734,7 @@ cdef class CUDA_MEMCPY3D_PEER(Struct):
     @srcHost.setter
     def srcHost(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"srcHost")
         self._root()._keep(<uintptr_t>&self._ptr.srcHost, view)
         self._ptr.srcHost = <const void*>(view_address(view) if view is not None else as_address(value, b"srcHost"))
 
@@ -14664,7 +14848,7 @@ cdef class CUDA_MEMCPY3D_PEER(Struct):
     @dstHost.setter
     def dstHost(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"dstHost")
         self._root()._keep(<uintptr_t>&self._ptr.dstHost, view)
         self._ptr.dstHost = <void*>(view_address(view) if view is not None else as_address(value, b"dstHost"))
 
@@ -14780,7 +14964,11 @@ cdef class CUDA_MEMCPY_NODE_PARAMS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_MEMCPY_NODE_PARAMS))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_MEMCPY_NODE_PARAMS*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14793,7 +14981,7 @@ cdef class CUDA_MEMCPY_NODE_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14866,7 +15054,11 @@ cdef class CUDA_ARRAY_DESCRIPTOR(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_ARRAY_DESCRIPTOR_v2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_ARRAY_DESCRIPTOR_v2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14879,7 +15071,7 @@ cdef class CUDA_ARRAY_DESCRIPTOR(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14954,7 +15146,11 @@ cdef class CUDA_ARRAY3D_DESCRIPTOR(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_ARRAY3D_DESCRIPTOR_v2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_ARRAY3D_DESCRIPTOR_v2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14967,7 +15163,7 @@ cdef class CUDA_ARRAY3D_DESCRIPTOR(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15059,7 +15255,11 @@ cdef class CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15072,7 +15272,7 @@ cdef class CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15135,7 +15335,11 @@ cdef class CUDA_ARRAY_SPARSE_PROPERTIES(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_ARRAY_SPARSE_PROPERTIES_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_ARRAY_SPARSE_PROPERTIES_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15148,7 +15352,7 @@ cdef class CUDA_ARRAY_SPARSE_PROPERTIES(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15235,7 +15439,11 @@ cdef class CUDA_ARRAY_MEMORY_REQUIREMENTS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_ARRAY_MEMORY_REQUIREMENTS_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_ARRAY_MEMORY_REQUIREMENTS_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15248,7 +15456,7 @@ cdef class CUDA_ARRAY_MEMORY_REQUIREMENTS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15312,7 +15520,11 @@ cdef class CUDA_RESOURCE_DESC_v1_res_array(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_RESOURCE_DESC_v1_res_array))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_RESOURCE_DESC_v1_res_array*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15325,7 +15537,7 @@ cdef class CUDA_RESOURCE_DESC_v1_res_array(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15365,7 +15577,11 @@ cdef class CUDA_RESOURCE_DESC_v1_res_mipmap(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_RESOURCE_DESC_v1_res_mipmap))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_RESOURCE_DESC_v1_res_mipmap*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15378,7 +15594,7 @@ cdef class CUDA_RESOURCE_DESC_v1_res_mipmap(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15418,7 +15634,11 @@ cdef class CUDA_RESOURCE_DESC_v1_res_linear(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_RESOURCE_DESC_v1_res_linear))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_RESOURCE_DESC_v1_res_linear*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15431,7 +15651,7 @@ cdef class CUDA_RESOURCE_DESC_v1_res_linear(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15502,7 +15722,11 @@ cdef class CUDA_RESOURCE_DESC_v1_res_pitch2D(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_RESOURCE_DESC_v1_res_pitch2D))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_RESOURCE_DESC_v1_res_pitch2D*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15515,7 +15739,7 @@ cdef class CUDA_RESOURCE_DESC_v1_res_pitch2D(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15606,7 +15830,11 @@ cdef class CUDA_RESOURCE_DESC_v1_res_reserved(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_RESOURCE_DESC_v1_res_reserved))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_RESOURCE_DESC_v1_res_reserved*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15619,7 +15847,7 @@ cdef class CUDA_RESOURCE_DESC_v1_res_reserved(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15662,7 +15890,11 @@ cdef class CUDA_RESOURCE_DESC_v1_res(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_RESOURCE_DESC_v1_res))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_RESOURCE_DESC_v1_res*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15675,7 +15907,7 @@ cdef class CUDA_RESOURCE_DESC_v1_res(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15758,7 +15990,11 @@ cdef class CUDA_RESOURCE_DESC(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_RESOURCE_DESC_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_RESOURCE_DESC_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15771,7 +16007,7 @@ cdef class CUDA_RESOURCE_DESC(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15836,7 +16072,11 @@ cdef class CUDA_TEXTURE_DESC(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_TEXTURE_DESC_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_TEXTURE_DESC_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15849,7 +16089,7 @@ cdef class CUDA_TEXTURE_DESC(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15994,7 +16234,11 @@ cdef class CUDA_RESOURCE_VIEW_DESC(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_RESOURCE_VIEW_DESC_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_RESOURCE_VIEW_DESC_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16007,7 +16251,7 @@ cdef class CUDA_RESOURCE_VIEW_DESC(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16135,7 +16379,11 @@ cdef class CUtensorMap(Struct):
         memset(&self._value, 0, sizeof(c.CUtensorMap))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUtensorMap*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16148,7 +16396,7 @@ cdef class CUtensorMap(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16194,7 +16442,11 @@ cdef class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16207,7 +16459,7 @@ cdef class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16261,7 +16513,11 @@ cdef class CUDA_LAUNCH_PARAMS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_LAUNCH_PARAMS_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_LAUNCH_PARAMS_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16274,7 +16530,7 @@ cdef class CUDA_LAUNCH_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16421,12 +16677,17 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32(Struct):
     then 'name' must be NULL.
     """
     _fields = ("handle", "name", )
+    _hex_fields = ("handle", "name", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16439,7 +16700,7 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16450,7 +16711,7 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32(Struct):
     @handle.setter
     def handle(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"handle")
         self._root()._keep(<uintptr_t>&self._ptr.handle, view)
         self._ptr.handle = <void*>(view_address(view) if view is not None else as_address(value, b"handle"))
 
@@ -16464,7 +16725,7 @@ Must be NULL if 'handle' is non-NULL."""
     @name.setter
     def name(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"name")
         self._root()._keep(<uintptr_t>&self._ptr.name, view)
         self._ptr.name = <const void*>(view_address(view) if view is not None else as_address(value, b"name"))
 
@@ -16491,12 +16752,17 @@ set_type_attr(CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32, "sizeof", sizeof
 cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle(Struct):
     """Union CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle of the C API."""
     _fields = ("fd", "win32", "nvSciBufObject", )
+    _hex_fields = ("nvSciBufObject", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16509,7 +16775,7 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16555,7 +16821,7 @@ is CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF"""
     @nvSciBufObject.setter
     def nvSciBufObject(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"nvSciBufObject")
         self._root()._keep(<uintptr_t>&self._ptr.nvSciBufObject, view)
         self._ptr.nvSciBufObject = <const void*>(view_address(view) if view is not None else as_address(value, b"nvSciBufObject"))
 
@@ -16590,7 +16856,11 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16603,7 +16873,7 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16691,7 +16961,11 @@ cdef class CUDA_EXTERNAL_MEMORY_BUFFER_DESC(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16704,7 +16978,7 @@ cdef class CUDA_EXTERNAL_MEMORY_BUFFER_DESC(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16781,7 +17055,11 @@ cdef class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16794,7 +17072,7 @@ cdef class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16879,12 +17157,17 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32(Struct):
     then 'name' must be NULL.
     """
     _fields = ("handle", "name", )
+    _hex_fields = ("handle", "name", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16897,7 +17180,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16908,7 +17191,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32(Struct):
     @handle.setter
     def handle(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"handle")
         self._root()._keep(<uintptr_t>&self._ptr.handle, view)
         self._ptr.handle = <void*>(view_address(view) if view is not None else as_address(value, b"handle"))
 
@@ -16922,7 +17205,7 @@ Must be NULL if 'handle' is non-NULL."""
     @name.setter
     def name(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"name")
         self._root()._keep(<uintptr_t>&self._ptr.name, view)
         self._ptr.name = <const void*>(view_address(view) if view is not None else as_address(value, b"name"))
 
@@ -16949,12 +17232,17 @@ set_type_attr(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32, "sizeof", siz
 cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle(Struct):
     """Union CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle of the C API."""
     _fields = ("fd", "win32", "nvSciSyncObj", )
+    _hex_fields = ("nvSciSyncObj", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16967,7 +17255,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17013,7 +17301,7 @@ then 'name' must be NULL."""
     @nvSciSyncObj.setter
     def nvSciSyncObj(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"nvSciSyncObj")
         self._root()._keep(<uintptr_t>&self._ptr.nvSciSyncObj, view)
         self._ptr.nvSciSyncObj = <const void*>(view_address(view) if view is not None else as_address(value, b"nvSciSyncObj"))
 
@@ -17048,7 +17336,11 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17061,7 +17353,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17139,7 +17431,11 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17152,7 +17448,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17187,12 +17483,17 @@ set_type_attr(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence, "sizeof", s
 cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync(Struct):
     """Union CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync of the C API."""
     _fields = ("fence", "reserved", )
+    _hex_fields = ("fence", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17205,7 +17506,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17217,7 +17518,7 @@ is of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC."""
     @fence.setter
     def fence(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"fence")
         self._root()._keep(<uintptr_t>&self._ptr.fence, view)
         self._ptr.fence = <void*>(view_address(view) if view is not None else as_address(value, b"fence"))
 
@@ -17262,7 +17563,11 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17275,7 +17580,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17315,7 +17620,11 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17328,7 +17637,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17404,7 +17713,11 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17417,7 +17730,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17491,7 +17804,11 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17504,7 +17821,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17543,12 +17860,17 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync(Struct):
     is of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC.
     """
     _fields = ("fence", "reserved", )
+    _hex_fields = ("fence", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17561,7 +17883,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17572,7 +17894,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync(Struct):
     @fence.setter
     def fence(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"fence")
         self._root()._keep(<uintptr_t>&self._ptr.fence, view)
         self._ptr.fence = <void*>(view_address(view) if view is not None else as_address(value, b"fence"))
 
@@ -17617,7 +17939,11 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17630,7 +17956,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17680,7 +18006,11 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17693,7 +18023,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17770,7 +18100,11 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17783,7 +18117,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17856,7 +18190,11 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17869,7 +18207,7 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17968,7 +18306,11 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17981,7 +18323,7 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18079,7 +18421,11 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18092,7 +18438,7 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18191,7 +18537,11 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18204,7 +18554,7 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18299,7 +18649,11 @@ cdef class CUarrayMapInfo_v1_resource(Struct):
         memset(&self._value, 0, sizeof(c.CUarrayMapInfo_v1_resource))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUarrayMapInfo_v1_resource*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18312,7 +18666,7 @@ cdef class CUarrayMapInfo_v1_resource(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18362,7 +18716,11 @@ cdef class CUarrayMapInfo_v1_subresource_sparseLevel(Struct):
         memset(&self._value, 0, sizeof(c.CUarrayMapInfo_v1_subresource_sparseLevel))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUarrayMapInfo_v1_subresource_sparseLevel*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18375,7 +18733,7 @@ cdef class CUarrayMapInfo_v1_subresource_sparseLevel(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18485,7 +18843,11 @@ cdef class CUarrayMapInfo_v1_subresource_miptail(Struct):
         memset(&self._value, 0, sizeof(c.CUarrayMapInfo_v1_subresource_miptail))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUarrayMapInfo_v1_subresource_miptail*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18498,7 +18860,7 @@ cdef class CUarrayMapInfo_v1_subresource_miptail(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18558,7 +18920,11 @@ cdef class CUarrayMapInfo_v1_subresource(Struct):
         memset(&self._value, 0, sizeof(c.CUarrayMapInfo_v1_subresource))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUarrayMapInfo_v1_subresource*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18571,7 +18937,7 @@ cdef class CUarrayMapInfo_v1_subresource(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18621,7 +18987,11 @@ cdef class CUarrayMapInfo_v1_memHandle(Struct):
         memset(&self._value, 0, sizeof(c.CUarrayMapInfo_v1_memHandle))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUarrayMapInfo_v1_memHandle*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18634,7 +19004,7 @@ cdef class CUarrayMapInfo_v1_memHandle(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18677,7 +19047,11 @@ cdef class CUarrayMapInfo(Struct):
         memset(&self._value, 0, sizeof(c.CUarrayMapInfo_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUarrayMapInfo_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18690,7 +19064,7 @@ cdef class CUarrayMapInfo(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18841,7 +19215,11 @@ cdef class CUmemLocation(Struct):
         memset(&self._value, 0, sizeof(c.CUmemLocation_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUmemLocation_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18854,7 +19232,7 @@ cdef class CUmemLocation(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18906,7 +19284,11 @@ cdef class CUmemAllocationProp_v1_allocFlags(Struct):
         memset(&self._value, 0, sizeof(c.CUmemAllocationProp_v1_allocFlags))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUmemAllocationProp_v1_allocFlags*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18919,7 +19301,7 @@ cdef class CUmemAllocationProp_v1_allocFlags(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18997,12 +19379,17 @@ cdef class CUmemAllocationProp(Struct):
     Specifies the allocation properties for a allocation.
     """
     _fields = ("type", "requestedHandleTypes", "location", "win32HandleMetaData", "allocFlags", )
+    _hex_fields = ("win32HandleMetaData", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUmemAllocationProp_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUmemAllocationProp_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19015,7 +19402,7 @@ cdef class CUmemAllocationProp(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19062,7 +19449,7 @@ processes.  In all other cases, this field is required to be zero."""
     @win32HandleMetaData.setter
     def win32HandleMetaData(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"win32HandleMetaData")
         self._root()._keep(<uintptr_t>&self._ptr.win32HandleMetaData, view)
         self._ptr.win32HandleMetaData = <void*>(view_address(view) if view is not None else as_address(value, b"win32HandleMetaData"))
 
@@ -19108,7 +19495,11 @@ cdef class CUmulticastObjectProp(Struct):
         memset(&self._value, 0, sizeof(c.CUmulticastObjectProp_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUmulticastObjectProp_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19121,7 +19512,7 @@ cdef class CUmulticastObjectProp(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19198,7 +19589,11 @@ cdef class CUmemAccessDesc(Struct):
         memset(&self._value, 0, sizeof(c.CUmemAccessDesc_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUmemAccessDesc_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19211,7 +19606,7 @@ cdef class CUmemAccessDesc(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19266,7 +19661,11 @@ cdef class CUgraphExecUpdateResultInfo(Struct):
         memset(&self._value, 0, sizeof(c.CUgraphExecUpdateResultInfo_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUgraphExecUpdateResultInfo_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19279,7 +19678,7 @@ cdef class CUgraphExecUpdateResultInfo(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19341,12 +19740,17 @@ cdef class CUmemPoolProps(Struct):
     Specifies the properties of allocations made from the pool.
     """
     _fields = ("allocType", "handleTypes", "location", "win32SecurityAttributes", "maxSize", "usage", "reserved", )
+    _hex_fields = ("win32SecurityAttributes", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUmemPoolProps_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUmemPoolProps_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19359,7 +19763,7 @@ cdef class CUmemPoolProps(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19405,7 +19809,7 @@ processes.  In all other cases, this field is required to be zero."""
     @win32SecurityAttributes.setter
     def win32SecurityAttributes(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"win32SecurityAttributes")
         self._root()._keep(<uintptr_t>&self._ptr.win32SecurityAttributes, view)
         self._ptr.win32SecurityAttributes = <void*>(view_address(view) if view is not None else as_address(value, b"win32SecurityAttributes"))
 
@@ -19474,7 +19878,11 @@ cdef class CUmemPoolPtrExportData(Struct):
         memset(&self._value, 0, sizeof(c.CUmemPoolPtrExportData_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUmemPoolPtrExportData_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19487,7 +19895,7 @@ cdef class CUmemPoolPtrExportData(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19534,7 +19942,11 @@ cdef class CUmemcpyAttributes(Struct):
         memset(&self._value, 0, sizeof(c.CUmemcpyAttributes_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUmemcpyAttributes_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19547,7 +19959,7 @@ cdef class CUmemcpyAttributes(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19622,7 +20034,11 @@ cdef class CUoffset3D(Struct):
         memset(&self._value, 0, sizeof(c.CUoffset3D_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUoffset3D_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19635,7 +20051,7 @@ cdef class CUoffset3D(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19699,7 +20115,11 @@ cdef class CUextent3D(Struct):
         memset(&self._value, 0, sizeof(c.CUextent3D_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUextent3D_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19712,7 +20132,7 @@ cdef class CUextent3D(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19776,7 +20196,11 @@ cdef class CUmemcpy3DOperand_v1_op_ptr(Struct):
         memset(&self._value, 0, sizeof(c.CUmemcpy3DOperand_v1_op_ptr))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUmemcpy3DOperand_v1_op_ptr*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19789,7 +20213,7 @@ cdef class CUmemcpy3DOperand_v1_op_ptr(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19862,7 +20286,11 @@ cdef class CUmemcpy3DOperand_v1_op_array(Struct):
         memset(&self._value, 0, sizeof(c.CUmemcpy3DOperand_v1_op_array))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUmemcpy3DOperand_v1_op_array*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19875,7 +20303,7 @@ cdef class CUmemcpy3DOperand_v1_op_array(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19925,7 +20353,11 @@ cdef class CUmemcpy3DOperand_v1_op(Struct):
         memset(&self._value, 0, sizeof(c.CUmemcpy3DOperand_v1_op))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUmemcpy3DOperand_v1_op*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19938,7 +20370,7 @@ cdef class CUmemcpy3DOperand_v1_op(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19991,7 +20423,11 @@ cdef class CUmemcpy3DOperand(Struct):
         memset(&self._value, 0, sizeof(c.CUmemcpy3DOperand_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUmemcpy3DOperand_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20004,7 +20440,7 @@ cdef class CUmemcpy3DOperand(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20056,7 +20492,11 @@ cdef class CUDA_MEMCPY3D_BATCH_OP(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_MEMCPY3D_BATCH_OP_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_MEMCPY3D_BATCH_OP_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20069,7 +20509,7 @@ cdef class CUDA_MEMCPY3D_BATCH_OP(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20154,7 +20594,11 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_MEM_ALLOC_NODE_PARAMS_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_MEM_ALLOC_NODE_PARAMS_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20167,7 +20611,7 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20269,7 +20713,11 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS_v2(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_MEM_ALLOC_NODE_PARAMS_v2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_MEM_ALLOC_NODE_PARAMS_v2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20282,7 +20730,7 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS_v2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20383,7 +20831,11 @@ cdef class CUDA_MEM_FREE_NODE_PARAMS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_MEM_FREE_NODE_PARAMS))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_MEM_FREE_NODE_PARAMS*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20396,7 +20848,7 @@ cdef class CUDA_MEM_FREE_NODE_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20439,7 +20891,11 @@ cdef class CUDA_CHILD_GRAPH_NODE_PARAMS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_CHILD_GRAPH_NODE_PARAMS))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_CHILD_GRAPH_NODE_PARAMS*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20452,7 +20908,7 @@ cdef class CUDA_CHILD_GRAPH_NODE_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20510,7 +20966,11 @@ cdef class CUDA_EVENT_RECORD_NODE_PARAMS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EVENT_RECORD_NODE_PARAMS))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EVENT_RECORD_NODE_PARAMS*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20523,7 +20983,7 @@ cdef class CUDA_EVENT_RECORD_NODE_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20566,7 +21026,11 @@ cdef class CUDA_EVENT_WAIT_NODE_PARAMS(Struct):
         memset(&self._value, 0, sizeof(c.CUDA_EVENT_WAIT_NODE_PARAMS))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUDA_EVENT_WAIT_NODE_PARAMS*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20579,7 +21043,7 @@ cdef class CUDA_EVENT_WAIT_NODE_PARAMS(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20622,7 +21086,11 @@ cdef class CUgraphNodeParams(Struct):
         memset(&self._value, 0, sizeof(c.CUgraphNodeParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUgraphNodeParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20635,7 +21103,7 @@ cdef class CUgraphNodeParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20845,7 +21313,11 @@ cdef class CUcheckpointLockArgs(Struct):
         memset(&self._value, 0, sizeof(c.CUcheckpointLockArgs))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUcheckpointLockArgs*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20858,7 +21330,7 @@ cdef class CUcheckpointLockArgs(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20924,7 +21396,11 @@ cdef class CUcheckpointCheckpointArgs(Struct):
         memset(&self._value, 0, sizeof(c.CUcheckpointCheckpointArgs))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUcheckpointCheckpointArgs*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20937,7 +21413,7 @@ cdef class CUcheckpointCheckpointArgs(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20983,7 +21459,11 @@ cdef class CUcheckpointGpuPair(Struct):
         memset(&self._value, 0, sizeof(c.CUcheckpointGpuPair))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUcheckpointGpuPair*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20996,7 +21476,7 @@ cdef class CUcheckpointGpuPair(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -21049,7 +21529,11 @@ cdef class CUcheckpointRestoreArgs(Struct):
         memset(&self._value, 0, sizeof(c.CUcheckpointRestoreArgs))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUcheckpointRestoreArgs*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -21062,7 +21546,7 @@ cdef class CUcheckpointRestoreArgs(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -21152,7 +21636,11 @@ cdef class CUcheckpointUnlockArgs(Struct):
         memset(&self._value, 0, sizeof(c.CUcheckpointUnlockArgs))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUcheckpointUnlockArgs*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -21165,7 +21653,7 @@ cdef class CUcheckpointUnlockArgs(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -21203,12 +21691,17 @@ CUcheckpointUnlockArgs_st = CUcheckpointUnlockArgs
 cdef class CUmemDecompressParams(Struct):
     """Structure describing the parameters that compose a single decompression operation."""
     _fields = ("srcNumBytes", "dstNumBytes", "dstActBytes", "src", "dst", "algo", "padding", )
+    _hex_fields = ("src", "dst", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUmemDecompressParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUmemDecompressParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -21221,7 +21714,7 @@ cdef class CUmemDecompressParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -21258,7 +21751,7 @@ unsigned integer in the memory at this address."""
     @dstActBytes.setter
     def dstActBytes(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"dstActBytes")
         self._root()._keep(<uintptr_t>&self._ptr.dstActBytes, view)
         self._ptr.dstActBytes = <c.cuuint32_t*>(view_address(view) if view is not None else as_address(value, b"dstActBytes"))
 
@@ -21272,7 +21765,7 @@ compressed bytes."""
     @src.setter
     def src(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"src")
         self._root()._keep(<uintptr_t>&self._ptr.src, view)
         self._ptr.src = <const void*>(view_address(view) if view is not None else as_address(value, b"src"))
 
@@ -21287,7 +21780,7 @@ pointed to by CUmemDecompressParams_st.dstActBytes"""
     @dst.setter
     def dst(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"dst")
         self._root()._keep(<uintptr_t>&self._ptr.dst, view)
         self._ptr.dst = <void*>(view_address(view) if view is not None else as_address(value, b"dst"))
 
@@ -21347,7 +21840,11 @@ cdef class CUdevSmResource(Struct):
         memset(&self._value, 0, sizeof(c.CUdevSmResource))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUdevSmResource*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -21360,7 +21857,7 @@ cdef class CUdevSmResource(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -21438,7 +21935,11 @@ cdef class CUdevResource(Struct):
         memset(&self._value, 0, sizeof(c.CUdevResource_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUdevResource_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -21451,7 +21952,7 @@ cdef class CUdevResource(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -21524,12 +22025,17 @@ CUdevResource_v1 = CUdevResource
 cdef class CUeglFrame_v1_frame(Struct):
     """Union CUeglFrame_v1_frame of the C API."""
     _fields = ("pArray", "pPitch", )
+    _hex_fields = ("pPitch", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUeglFrame_v1_frame))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUeglFrame_v1_frame*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -21542,7 +22048,7 @@ cdef class CUeglFrame_v1_frame(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -21603,7 +22109,11 @@ cdef class CUeglFrame(Struct):
         memset(&self._value, 0, sizeof(c.CUeglFrame_v1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUeglFrame_v1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -21616,7 +22126,7 @@ cdef class CUeglFrame(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -22279,7 +22789,7 @@ cdef void* _CUjit_option_option_value(int option, object value, const char* name
     if option == 3:  # CU_JIT_INFO_LOG_BUFFER
         label = <bytes>name + b"[CU_JIT_INFO_LOG_BUFFER]"
         # The library writes here (a log), maybe after the call: a writable buffer.
-        view = buffer_view(value)
+        view = buffer_view(value, label)
         if view is None or view.readonly:
             raise TypeError(f"{label.decode()}: expected a writable buffer (a bytearray), got {type(value).__name__}")
         keep.append(view)
@@ -22290,7 +22800,7 @@ cdef void* _CUjit_option_option_value(int option, object value, const char* name
     if option == 5:  # CU_JIT_ERROR_LOG_BUFFER
         label = <bytes>name + b"[CU_JIT_ERROR_LOG_BUFFER]"
         # The library writes here (a log), maybe after the call: a writable buffer.
-        view = buffer_view(value)
+        view = buffer_view(value, label)
         if view is None or view.readonly:
             raise TypeError(f"{label.decode()}: expected a writable buffer (a bytearray), got {type(value).__name__}")
         keep.append(view)
@@ -23075,8 +23585,8 @@ def cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, dev, flags):
     CUresult
     """
     cdef int _err
-    cdef object nvSciSyncAttrList_view = buffer_view(nvSciSyncAttrList)
-    cdef void* _c_nvSciSyncAttrList = view_address(nvSciSyncAttrList_view) if nvSciSyncAttrList_view is not None else as_address(nvSciSyncAttrList, b"nvSciSyncAttrList")
+    cdef object _c_nvSciSyncAttrList_view = buffer_view(nvSciSyncAttrList, b"nvSciSyncAttrList")
+    cdef void* _c_nvSciSyncAttrList = view_address(_c_nvSciSyncAttrList_view) if _c_nvSciSyncAttrList_view is not None else as_address(nvSciSyncAttrList, b"nvSciSyncAttrList")
     cdef c.CUdevice _c_dev = _as_CUdevice(dev, b"dev")
     cdef int _c_flags = <int>as_signed(flags, b"flags", INT32_MIN, INT32_MAX)
 
@@ -25422,8 +25932,8 @@ def cuModuleLoadData(image):
     """
     cdef int _err
     cdef CUmodule module_handle = CUmodule.__new__(CUmodule)
-    cdef object image_view = buffer_view(image)
-    cdef void* _c_image = view_address(image_view) if image_view is not None else as_address(image, b"image")
+    cdef object _c_image_view = buffer_view(image, b"image")
+    cdef void* _c_image = view_address(_c_image_view) if _c_image_view is not None else as_address(image, b"image")
 
     with nogil:
         _err = c.cuModuleLoadData(&module_handle._ptr, _c_image)
@@ -25489,8 +25999,8 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
     """
     cdef int _err
     cdef CUmodule module_handle = CUmodule.__new__(CUmodule)
-    cdef object image_view = buffer_view(image)
-    cdef void* _c_image = view_address(image_view) if image_view is not None else as_address(image, b"image")
+    cdef object _c_image_view = buffer_view(image, b"image")
+    cdef void* _c_image = view_address(_c_image_view) if _c_image_view is not None else as_address(image, b"image")
     cdef unsigned int _c_numOptions = <unsigned int>as_unsigned(numOptions, b"numOptions", UINT32_MAX)
     cdef bytearray options_storage = None
     cdef list options_keep = []
@@ -25593,8 +26103,8 @@ def cuModuleLoadFatBinary(fatCubin):
     """
     cdef int _err
     cdef CUmodule module_handle = CUmodule.__new__(CUmodule)
-    cdef object fatCubin_view = buffer_view(fatCubin)
-    cdef void* _c_fatCubin = view_address(fatCubin_view) if fatCubin_view is not None else as_address(fatCubin, b"fatCubin")
+    cdef object _c_fatCubin_view = buffer_view(fatCubin, b"fatCubin")
+    cdef void* _c_fatCubin = view_address(_c_fatCubin_view) if _c_fatCubin_view is not None else as_address(fatCubin, b"fatCubin")
 
     with nogil:
         _err = c.cuModuleLoadFatBinary(&module_handle._ptr, _c_fatCubin)
@@ -26067,8 +26577,8 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
     cdef object name_bytes = as_cstring(name, b"name")
     cdef const char* _c_name = cstring_ptr(name_bytes)
     cdef unsigned int _c_numOptions = <unsigned int>as_unsigned(numOptions, b"numOptions", UINT32_MAX)
-    cdef object data_view = buffer_view(data)
-    cdef void* _c_data = sized_view_address(data_view, _c_size, b"data", b"size") if data_view is not None else as_address(data, b"data")
+    cdef object _c_data_view = buffer_view(data, b"data")
+    cdef void* _c_data = sized_view_address(_c_data_view, _c_size, b"data", b"size") if _c_data_view is not None else as_address(data, b"data")
     cdef bytearray options_storage = None
     cdef list options_keep = []
     cdef c.CUjit_option* _c_options = NULL
@@ -26501,8 +27011,8 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
     """
     cdef int _err
     cdef CUlibrary library_handle = CUlibrary.__new__(CUlibrary)
-    cdef object code_view = buffer_view(code)
-    cdef void* _c_code = view_address(code_view) if code_view is not None else as_address(code, b"code")
+    cdef object _c_code_view = buffer_view(code, b"code")
+    cdef void* _c_code = view_address(_c_code_view) if _c_code_view is not None else as_address(code, b"code")
     cdef unsigned int _c_numJitOptions = <unsigned int>as_unsigned(numJitOptions, b"numJitOptions", UINT32_MAX)
     cdef unsigned int _c_numLibraryOptions = <unsigned int>as_unsigned(numLibraryOptions, b"numLibraryOptions", UINT32_MAX)
     cdef bytearray jitOptions_storage = None
@@ -28020,8 +28530,8 @@ def cuMemFreeHost(p):
         CUDA_ERROR_INVALID_VALUE
     """
     cdef int _err
-    cdef object p_view = buffer_view(p)
-    cdef void* _c_p = view_address(p_view) if p_view is not None else as_address(p, b"p")
+    cdef object _c_p_view = buffer_view(p, b"p")
+    cdef void* _c_p = view_address(_c_p_view) if _c_p_view is not None else as_address(p, b"p")
 
     with nogil:
         _err = c.cuMemFreeHost(_c_p)
@@ -28194,8 +28704,8 @@ def cuMemHostGetDevicePointer(p, Flags):
     """
     cdef int _err
     cdef CUdeviceptr pdptr_handle = CUdeviceptr.__new__(CUdeviceptr)
-    cdef object p_view = buffer_view(p)
-    cdef void* _c_p = view_address(p_view) if p_view is not None else as_address(p, b"p")
+    cdef object _c_p_view = buffer_view(p, b"p")
+    cdef void* _c_p = view_address(_c_p_view) if _c_p_view is not None else as_address(p, b"p")
     cdef unsigned int _c_Flags = <unsigned int>as_unsigned(Flags, b"Flags", UINT32_MAX)
 
     with nogil:
@@ -28242,8 +28752,8 @@ def cuMemHostGetFlags(p):
     """
     cdef int _err
     cdef unsigned int _c_pFlags = 0
-    cdef object p_view = buffer_view(p)
-    cdef void* _c_p = view_address(p_view) if p_view is not None else as_address(p, b"p")
+    cdef object _c_p_view = buffer_view(p, b"p")
+    cdef void* _c_p = view_address(_c_p_view) if _c_p_view is not None else as_address(p, b"p")
 
     with nogil:
         _err = c.cuMemHostGetFlags(&_c_pFlags, _c_p)
@@ -29016,8 +29526,8 @@ def cuMemHostRegister(p, bytesize, Flags):
     cdef int _err
     cdef size_t _c_bytesize = <size_t>as_unsigned(bytesize, b"bytesize", UINT64_MAX)
     cdef unsigned int _c_Flags = <unsigned int>as_unsigned(Flags, b"Flags", UINT32_MAX)
-    cdef object p_view = buffer_view(p)
-    cdef void* _c_p = sized_view_address(p_view, _c_bytesize, b"p", b"bytesize") if p_view is not None else as_address(p, b"p")
+    cdef object _c_p_view = buffer_view(p, b"p")
+    cdef void* _c_p = sized_view_address(_c_p_view, _c_bytesize, b"p", b"bytesize") if _c_p_view is not None else as_address(p, b"p")
 
     with nogil:
         _err = c.cuMemHostRegister(_c_p, _c_bytesize, _c_Flags)
@@ -29058,8 +29568,8 @@ def cuMemHostUnregister(p):
         CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
     """
     cdef int _err
-    cdef object p_view = buffer_view(p)
-    cdef void* _c_p = view_address(p_view) if p_view is not None else as_address(p, b"p")
+    cdef object _c_p_view = buffer_view(p, b"p")
+    cdef void* _c_p = view_address(_c_p_view) if _c_p_view is not None else as_address(p, b"p")
 
     with nogil:
         _err = c.cuMemHostUnregister(_c_p)
@@ -29225,8 +29735,8 @@ def cuMemcpyHtoD(dstDevice, srcHost, ByteCount):
     cdef int _err
     cdef c.CUdeviceptr _c_dstDevice = _as_CUdeviceptr(dstDevice, b"dstDevice")
     cdef size_t _c_ByteCount = <size_t>as_unsigned(ByteCount, b"ByteCount", UINT64_MAX)
-    cdef object srcHost_view = buffer_view(srcHost)
-    cdef void* _c_srcHost = sized_view_address(srcHost_view, _c_ByteCount, b"srcHost", b"ByteCount") if srcHost_view is not None else as_address(srcHost, b"srcHost")
+    cdef object _c_srcHost_view = buffer_view(srcHost, b"srcHost")
+    cdef void* _c_srcHost = sized_view_address(_c_srcHost_view, _c_ByteCount, b"srcHost", b"ByteCount") if _c_srcHost_view is not None else as_address(srcHost, b"srcHost")
 
     with nogil:
         _err = c.cuMemcpyHtoD(_c_dstDevice, _c_srcHost, _c_ByteCount)
@@ -29510,8 +30020,8 @@ def cuMemcpyHtoA(dstArray, dstOffset, srcHost, ByteCount):
     cdef c.CUarray _c_dstArray = _as_CUarray(dstArray, b"dstArray")
     cdef size_t _c_dstOffset = <size_t>as_unsigned(dstOffset, b"dstOffset", UINT64_MAX)
     cdef size_t _c_ByteCount = <size_t>as_unsigned(ByteCount, b"ByteCount", UINT64_MAX)
-    cdef object srcHost_view = buffer_view(srcHost)
-    cdef void* _c_srcHost = sized_view_address(srcHost_view, _c_ByteCount, b"srcHost", b"ByteCount") if srcHost_view is not None else as_address(srcHost, b"srcHost")
+    cdef object _c_srcHost_view = buffer_view(srcHost, b"srcHost")
+    cdef void* _c_srcHost = sized_view_address(_c_srcHost_view, _c_ByteCount, b"srcHost", b"ByteCount") if _c_srcHost_view is not None else as_address(srcHost, b"srcHost")
 
     with nogil:
         _err = c.cuMemcpyHtoA(_c_dstArray, _c_dstOffset, _c_srcHost, _c_ByteCount)
@@ -30406,8 +30916,8 @@ def cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream):
     cdef c.CUdeviceptr _c_dstDevice = _as_CUdeviceptr(dstDevice, b"dstDevice")
     cdef size_t _c_ByteCount = <size_t>as_unsigned(ByteCount, b"ByteCount", UINT64_MAX)
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
-    cdef object srcHost_view = buffer_view(srcHost)
-    cdef void* _c_srcHost = sized_view_address(srcHost_view, _c_ByteCount, b"srcHost", b"ByteCount") if srcHost_view is not None else as_address(srcHost, b"srcHost")
+    cdef object _c_srcHost_view = buffer_view(srcHost, b"srcHost")
+    cdef void* _c_srcHost = sized_view_address(_c_srcHost_view, _c_ByteCount, b"srcHost", b"ByteCount") if _c_srcHost_view is not None else as_address(srcHost, b"srcHost")
 
     with nogil:
         _err = c.cuMemcpyHtoDAsync(_c_dstDevice, _c_srcHost, _c_ByteCount, _c_hStream)
@@ -30598,8 +31108,8 @@ def cuMemcpyHtoAAsync(dstArray, dstOffset, srcHost, ByteCount, hStream):
     cdef size_t _c_dstOffset = <size_t>as_unsigned(dstOffset, b"dstOffset", UINT64_MAX)
     cdef size_t _c_ByteCount = <size_t>as_unsigned(ByteCount, b"ByteCount", UINT64_MAX)
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
-    cdef object srcHost_view = buffer_view(srcHost)
-    cdef void* _c_srcHost = sized_view_address(srcHost_view, _c_ByteCount, b"srcHost", b"ByteCount") if srcHost_view is not None else as_address(srcHost, b"srcHost")
+    cdef object _c_srcHost_view = buffer_view(srcHost, b"srcHost")
+    cdef void* _c_srcHost = sized_view_address(_c_srcHost_view, _c_ByteCount, b"srcHost", b"ByteCount") if _c_srcHost_view is not None else as_address(srcHost, b"srcHost")
 
     with nogil:
         _err = c.cuMemcpyHtoAAsync(_c_dstArray, _c_dstOffset, _c_srcHost, _c_ByteCount, _c_hStream)
@@ -33230,8 +33740,8 @@ def cuMemGetHandleForAddressRange(handle, dptr, size, handleType, flags):
         CUDA_ERROR_NOT_SUPPORTED
     """
     cdef int _err
-    cdef object handle_view = buffer_view(handle)
-    cdef void* _c_handle = view_address(handle_view) if handle_view is not None else as_address(handle, b"handle")
+    cdef object _c_handle_view = buffer_view(handle, b"handle")
+    cdef void* _c_handle = view_address(_c_handle_view) if _c_handle_view is not None else as_address(handle, b"handle")
     cdef c.CUdeviceptr _c_dptr = _as_CUdeviceptr(dptr, b"dptr")
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
     cdef c.CUmemRangeHandleType _c_handleType = <c.CUmemRangeHandleType>as_unsigned(as_enum(handleType, _CUmemRangeHandleType_class, b"CUmemRangeHandleType", b"handleType"), b"handleType", UINT32_MAX)
@@ -33999,8 +34509,8 @@ def cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags):
         CUDA_ERROR_NOT_SUPPORTED
     """
     cdef int _err
-    cdef object shareableHandle_view = buffer_view(shareableHandle)
-    cdef void* _c_shareableHandle = view_address(shareableHandle_view) if shareableHandle_view is not None else as_address(shareableHandle, b"shareableHandle")
+    cdef object _c_shareableHandle_view = buffer_view(shareableHandle, b"shareableHandle")
+    cdef void* _c_shareableHandle = view_address(_c_shareableHandle_view) if _c_shareableHandle_view is not None else as_address(shareableHandle, b"shareableHandle")
     cdef c.CUmemGenericAllocationHandle _c_handle = _as_CUmemGenericAllocationHandle(handle, b"handle")
     cdef c.CUmemAllocationHandleType _c_handleType = <c.CUmemAllocationHandleType>as_unsigned(as_enum(handleType, _CUmemAllocationHandleType_class, b"CUmemAllocationHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned long long _c_flags = <unsigned long long>as_unsigned(flags, b"flags", UINT64_MAX)
@@ -34055,8 +34565,8 @@ def cuMemImportFromShareableHandle(osHandle, shHandleType):
     """
     cdef int _err
     cdef CUmemGenericAllocationHandle handle_handle = CUmemGenericAllocationHandle.__new__(CUmemGenericAllocationHandle)
-    cdef object osHandle_view = buffer_view(osHandle)
-    cdef void* _c_osHandle = view_address(osHandle_view) if osHandle_view is not None else as_address(osHandle, b"osHandle")
+    cdef object _c_osHandle_view = buffer_view(osHandle, b"osHandle")
+    cdef void* _c_osHandle = view_address(_c_osHandle_view) if _c_osHandle_view is not None else as_address(osHandle, b"osHandle")
     cdef c.CUmemAllocationHandleType _c_shHandleType = <c.CUmemAllocationHandleType>as_unsigned(as_enum(shHandleType, _CUmemAllocationHandleType_class, b"CUmemAllocationHandleType", b"shHandleType"), b"shHandleType", UINT32_MAX)
 
     with nogil:
@@ -34188,8 +34698,8 @@ def cuMemRetainAllocationHandle(addr):
     """
     cdef int _err
     cdef CUmemGenericAllocationHandle handle_handle = CUmemGenericAllocationHandle.__new__(CUmemGenericAllocationHandle)
-    cdef object addr_view = buffer_view(addr)
-    cdef void* _c_addr = view_address(addr_view) if addr_view is not None else as_address(addr, b"addr")
+    cdef object _c_addr_view = buffer_view(addr, b"addr")
+    cdef void* _c_addr = view_address(_c_addr_view) if _c_addr_view is not None else as_address(addr, b"addr")
 
     with nogil:
         _err = c.cuMemRetainAllocationHandle(&handle_handle._ptr, _c_addr)
@@ -34951,8 +35461,8 @@ def cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags):
         CUDA_ERROR_OUT_OF_MEMORY
     """
     cdef int _err
-    cdef object handle_out_view = buffer_view(handle_out)
-    cdef void* _c_handle_out = view_address(handle_out_view) if handle_out_view is not None else as_address(handle_out, b"handle_out")
+    cdef object _c_handle_out_view = buffer_view(handle_out, b"handle_out")
+    cdef void* _c_handle_out = view_address(_c_handle_out_view) if _c_handle_out_view is not None else as_address(handle_out, b"handle_out")
     cdef c.CUmemoryPool _c_pool = _as_CUmemoryPool(pool, b"pool")
     cdef c.CUmemAllocationHandleType _c_handleType = <c.CUmemAllocationHandleType>as_unsigned(as_enum(handleType, _CUmemAllocationHandleType_class, b"CUmemAllocationHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned long long _c_flags = <unsigned long long>as_unsigned(flags, b"flags", UINT64_MAX)
@@ -35004,8 +35514,8 @@ def cuMemPoolImportFromShareableHandle(handle, handleType, flags):
     """
     cdef int _err
     cdef CUmemoryPool pool_out_handle = CUmemoryPool.__new__(CUmemoryPool)
-    cdef object handle_view = buffer_view(handle)
-    cdef void* _c_handle = view_address(handle_view) if handle_view is not None else as_address(handle, b"handle")
+    cdef object _c_handle_view = buffer_view(handle, b"handle")
+    cdef void* _c_handle = view_address(_c_handle_view) if _c_handle_view is not None else as_address(handle, b"handle")
     cdef c.CUmemAllocationHandleType _c_handleType = <c.CUmemAllocationHandleType>as_unsigned(as_enum(handleType, _CUmemAllocationHandleType_class, b"CUmemAllocationHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned long long _c_flags = <unsigned long long>as_unsigned(flags, b"flags", UINT64_MAX)
 
@@ -41397,8 +41907,8 @@ def cuParamSetv(hfunc, offset, ptr, numbytes):
     cdef c.CUfunction _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
     cdef int _c_offset = <int>as_signed(offset, b"offset", INT32_MIN, INT32_MAX)
     cdef unsigned int _c_numbytes = <unsigned int>as_unsigned(numbytes, b"numbytes", UINT32_MAX)
-    cdef object ptr_view = buffer_view(ptr)
-    cdef void* _c_ptr = sized_view_address(ptr_view, _c_numbytes, b"ptr", b"numbytes") if ptr_view is not None else as_address(ptr, b"ptr")
+    cdef object _c_ptr_view = buffer_view(ptr, b"ptr")
+    cdef void* _c_ptr = sized_view_address(_c_ptr_view, _c_numbytes, b"ptr", b"numbytes") if _c_ptr_view is not None else as_address(ptr, b"ptr")
 
     with nogil:
         _err = c.cuParamSetv(_c_hfunc, _c_offset, _c_ptr, _c_numbytes)
@@ -49568,8 +50078,8 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
         _c_tensorMap = <c.CUtensorMap*>as_address(tensorMap, b"tensorMap")
     cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(as_enum(tensorDataType, _CUtensorMapDataType_class, b"CUtensorMapDataType", b"tensorDataType"), b"tensorDataType", UINT32_MAX)
     cdef c.cuuint32_t _c_tensorRank = _as_cuuint32_t(tensorRank, b"tensorRank")
-    cdef object globalAddress_view = buffer_view(globalAddress)
-    cdef void* _c_globalAddress = view_address(globalAddress_view) if globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
+    cdef object _c_globalAddress_view = buffer_view(globalAddress, b"globalAddress")
+    cdef void* _c_globalAddress = view_address(_c_globalAddress_view) if _c_globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
     cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(as_enum(interleave, _CUtensorMapInterleave_class, b"CUtensorMapInterleave", b"interleave"), b"interleave", UINT32_MAX)
     cdef c.CUtensorMapSwizzle _c_swizzle = <c.CUtensorMapSwizzle>as_unsigned(as_enum(swizzle, _CUtensorMapSwizzle_class, b"CUtensorMapSwizzle", b"swizzle"), b"swizzle", UINT32_MAX)
     cdef c.CUtensorMapL2promotion _c_l2Promotion = <c.CUtensorMapL2promotion>as_unsigned(as_enum(l2Promotion, _CUtensorMapL2promotion_class, b"CUtensorMapL2promotion", b"l2Promotion"), b"l2Promotion", UINT32_MAX)
@@ -49890,8 +50400,8 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
         _c_tensorMap = <c.CUtensorMap*>as_address(tensorMap, b"tensorMap")
     cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(as_enum(tensorDataType, _CUtensorMapDataType_class, b"CUtensorMapDataType", b"tensorDataType"), b"tensorDataType", UINT32_MAX)
     cdef c.cuuint32_t _c_tensorRank = _as_cuuint32_t(tensorRank, b"tensorRank")
-    cdef object globalAddress_view = buffer_view(globalAddress)
-    cdef void* _c_globalAddress = view_address(globalAddress_view) if globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
+    cdef object _c_globalAddress_view = buffer_view(globalAddress, b"globalAddress")
+    cdef void* _c_globalAddress = view_address(_c_globalAddress_view) if _c_globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
     cdef c.cuuint32_t _c_channelsPerPixel = _as_cuuint32_t(channelsPerPixel, b"channelsPerPixel")
     cdef c.cuuint32_t _c_pixelsPerColumn = _as_cuuint32_t(pixelsPerColumn, b"pixelsPerColumn")
     cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(as_enum(interleave, _CUtensorMapInterleave_class, b"CUtensorMapInterleave", b"interleave"), b"interleave", UINT32_MAX)
@@ -50229,8 +50739,8 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
         _c_tensorMap = <c.CUtensorMap*>as_address(tensorMap, b"tensorMap")
     cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(as_enum(tensorDataType, _CUtensorMapDataType_class, b"CUtensorMapDataType", b"tensorDataType"), b"tensorDataType", UINT32_MAX)
     cdef c.cuuint32_t _c_tensorRank = _as_cuuint32_t(tensorRank, b"tensorRank")
-    cdef object globalAddress_view = buffer_view(globalAddress)
-    cdef void* _c_globalAddress = view_address(globalAddress_view) if globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
+    cdef object _c_globalAddress_view = buffer_view(globalAddress, b"globalAddress")
+    cdef void* _c_globalAddress = view_address(_c_globalAddress_view) if _c_globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
     cdef int _c_pixelBoxLowerCornerWidth = <int>as_signed(pixelBoxLowerCornerWidth, b"pixelBoxLowerCornerWidth", INT32_MIN, INT32_MAX)
     cdef int _c_pixelBoxUpperCornerWidth = <int>as_signed(pixelBoxUpperCornerWidth, b"pixelBoxUpperCornerWidth", INT32_MIN, INT32_MAX)
     cdef c.cuuint32_t _c_channelsPerPixel = _as_cuuint32_t(channelsPerPixel, b"channelsPerPixel")
@@ -50346,8 +50856,8 @@ def cuTensorMapReplaceAddress(tensorMap, globalAddress):
         _c_tensorMap = (<CUtensorMap>tensorMap)._ptr
     elif tensorMap is not None:
         _c_tensorMap = <c.CUtensorMap*>as_address(tensorMap, b"tensorMap")
-    cdef object globalAddress_view = buffer_view(globalAddress)
-    cdef void* _c_globalAddress = view_address(globalAddress_view) if globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
+    cdef object _c_globalAddress_view = buffer_view(globalAddress, b"globalAddress")
+    cdef void* _c_globalAddress = view_address(_c_globalAddress_view) if _c_globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
 
     with nogil:
         _err = c.cuTensorMapReplaceAddress(_c_tensorMap, _c_globalAddress)

@@ -7688,7 +7688,11 @@ cdef class char1(Struct):
         memset(&self._value, 0, sizeof(c.char1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.char1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -7701,7 +7705,7 @@ cdef class char1(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -7741,7 +7745,11 @@ cdef class uchar1(Struct):
         memset(&self._value, 0, sizeof(c.uchar1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.uchar1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -7754,7 +7762,7 @@ cdef class uchar1(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -7794,7 +7802,11 @@ cdef class char2(Struct):
         memset(&self._value, 0, sizeof(c.char2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.char2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -7807,7 +7819,7 @@ cdef class char2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -7857,7 +7869,11 @@ cdef class uchar2(Struct):
         memset(&self._value, 0, sizeof(c.uchar2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.uchar2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -7870,7 +7886,7 @@ cdef class uchar2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -7920,7 +7936,11 @@ cdef class char3(Struct):
         memset(&self._value, 0, sizeof(c.char3))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.char3*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -7933,7 +7953,7 @@ cdef class char3(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -7993,7 +8013,11 @@ cdef class uchar3(Struct):
         memset(&self._value, 0, sizeof(c.uchar3))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.uchar3*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8006,7 +8030,7 @@ cdef class uchar3(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8066,7 +8090,11 @@ cdef class char4(Struct):
         memset(&self._value, 0, sizeof(c.char4))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.char4*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8079,7 +8107,7 @@ cdef class char4(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8149,7 +8177,11 @@ cdef class uchar4(Struct):
         memset(&self._value, 0, sizeof(c.uchar4))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.uchar4*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8162,7 +8194,7 @@ cdef class uchar4(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8232,7 +8264,11 @@ cdef class short1(Struct):
         memset(&self._value, 0, sizeof(c.short1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.short1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8245,7 +8281,7 @@ cdef class short1(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8285,7 +8321,11 @@ cdef class ushort1(Struct):
         memset(&self._value, 0, sizeof(c.ushort1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.ushort1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8298,7 +8338,7 @@ cdef class ushort1(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8338,7 +8378,11 @@ cdef class short2(Struct):
         memset(&self._value, 0, sizeof(c.short2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.short2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8351,7 +8395,7 @@ cdef class short2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8401,7 +8445,11 @@ cdef class ushort2(Struct):
         memset(&self._value, 0, sizeof(c.ushort2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.ushort2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8414,7 +8462,7 @@ cdef class ushort2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8464,7 +8512,11 @@ cdef class short3(Struct):
         memset(&self._value, 0, sizeof(c.short3))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.short3*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8477,7 +8529,7 @@ cdef class short3(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8537,7 +8589,11 @@ cdef class ushort3(Struct):
         memset(&self._value, 0, sizeof(c.ushort3))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.ushort3*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8550,7 +8606,7 @@ cdef class ushort3(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8610,7 +8666,11 @@ cdef class short4(Struct):
         memset(&self._value, 0, sizeof(c.short4))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.short4*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8623,7 +8683,7 @@ cdef class short4(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8693,7 +8753,11 @@ cdef class ushort4(Struct):
         memset(&self._value, 0, sizeof(c.ushort4))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.ushort4*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8706,7 +8770,7 @@ cdef class ushort4(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8776,7 +8840,11 @@ cdef class int1(Struct):
         memset(&self._value, 0, sizeof(c.int1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.int1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8789,7 +8857,7 @@ cdef class int1(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8829,7 +8897,11 @@ cdef class uint1(Struct):
         memset(&self._value, 0, sizeof(c.uint1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.uint1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8842,7 +8914,7 @@ cdef class uint1(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8882,7 +8954,11 @@ cdef class int2(Struct):
         memset(&self._value, 0, sizeof(c.int2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.int2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8895,7 +8971,7 @@ cdef class int2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8945,7 +9021,11 @@ cdef class uint2(Struct):
         memset(&self._value, 0, sizeof(c.uint2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.uint2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8958,7 +9038,7 @@ cdef class uint2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9008,7 +9088,11 @@ cdef class int3(Struct):
         memset(&self._value, 0, sizeof(c.int3))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.int3*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9021,7 +9105,7 @@ cdef class int3(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9081,7 +9165,11 @@ cdef class uint3(Struct):
         memset(&self._value, 0, sizeof(c.uint3))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.uint3*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9094,7 +9182,7 @@ cdef class uint3(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9154,7 +9242,11 @@ cdef class int4(Struct):
         memset(&self._value, 0, sizeof(c.int4))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.int4*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9167,7 +9259,7 @@ cdef class int4(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9237,7 +9329,11 @@ cdef class uint4(Struct):
         memset(&self._value, 0, sizeof(c.uint4))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.uint4*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9250,7 +9346,7 @@ cdef class uint4(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9320,7 +9416,11 @@ cdef class long1(Struct):
         memset(&self._value, 0, sizeof(c.long1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.long1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9333,7 +9433,7 @@ cdef class long1(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9373,7 +9473,11 @@ cdef class ulong1(Struct):
         memset(&self._value, 0, sizeof(c.ulong1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.ulong1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9386,7 +9490,7 @@ cdef class ulong1(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9426,7 +9530,11 @@ cdef class long2(Struct):
         memset(&self._value, 0, sizeof(c.long2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.long2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9439,7 +9547,7 @@ cdef class long2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9489,7 +9597,11 @@ cdef class ulong2(Struct):
         memset(&self._value, 0, sizeof(c.ulong2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.ulong2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9502,7 +9614,7 @@ cdef class ulong2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9552,7 +9664,11 @@ cdef class long3(Struct):
         memset(&self._value, 0, sizeof(c.long3))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.long3*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9565,7 +9681,7 @@ cdef class long3(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9625,7 +9741,11 @@ cdef class ulong3(Struct):
         memset(&self._value, 0, sizeof(c.ulong3))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.ulong3*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9638,7 +9758,7 @@ cdef class ulong3(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9698,7 +9818,11 @@ cdef class long4(Struct):
         memset(&self._value, 0, sizeof(c.long4))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.long4*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9711,7 +9835,7 @@ cdef class long4(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9781,7 +9905,11 @@ cdef class ulong4(Struct):
         memset(&self._value, 0, sizeof(c.ulong4))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.ulong4*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9794,7 +9922,7 @@ cdef class ulong4(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9864,7 +9992,11 @@ cdef class long4_16a(Struct):
         memset(&self._value, 0, sizeof(c.long4_16a))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.long4_16a*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9877,7 +10009,7 @@ cdef class long4_16a(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9947,7 +10079,11 @@ cdef class ulong4_16a(Struct):
         memset(&self._value, 0, sizeof(c.ulong4_16a))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.ulong4_16a*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9960,7 +10096,7 @@ cdef class ulong4_16a(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10030,7 +10166,11 @@ cdef class long4_32a(Struct):
         memset(&self._value, 0, sizeof(c.long4_32a))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.long4_32a*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10043,7 +10183,7 @@ cdef class long4_32a(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10113,7 +10253,11 @@ cdef class ulong4_32a(Struct):
         memset(&self._value, 0, sizeof(c.ulong4_32a))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.ulong4_32a*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10126,7 +10270,7 @@ cdef class ulong4_32a(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10196,7 +10340,11 @@ cdef class float1(Struct):
         memset(&self._value, 0, sizeof(c.float1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.float1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10209,7 +10357,7 @@ cdef class float1(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10249,7 +10397,11 @@ cdef class float2(Struct):
         memset(&self._value, 0, sizeof(c.float2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.float2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10262,7 +10414,7 @@ cdef class float2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10312,7 +10464,11 @@ cdef class float3(Struct):
         memset(&self._value, 0, sizeof(c.float3))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.float3*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10325,7 +10481,7 @@ cdef class float3(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10385,7 +10541,11 @@ cdef class float4(Struct):
         memset(&self._value, 0, sizeof(c.float4))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.float4*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10398,7 +10558,7 @@ cdef class float4(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10468,7 +10628,11 @@ cdef class longlong1(Struct):
         memset(&self._value, 0, sizeof(c.longlong1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.longlong1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10481,7 +10645,7 @@ cdef class longlong1(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10521,7 +10685,11 @@ cdef class ulonglong1(Struct):
         memset(&self._value, 0, sizeof(c.ulonglong1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.ulonglong1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10534,7 +10702,7 @@ cdef class ulonglong1(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10574,7 +10742,11 @@ cdef class longlong2(Struct):
         memset(&self._value, 0, sizeof(c.longlong2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.longlong2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10587,7 +10759,7 @@ cdef class longlong2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10637,7 +10809,11 @@ cdef class ulonglong2(Struct):
         memset(&self._value, 0, sizeof(c.ulonglong2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.ulonglong2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10650,7 +10826,7 @@ cdef class ulonglong2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10700,7 +10876,11 @@ cdef class longlong3(Struct):
         memset(&self._value, 0, sizeof(c.longlong3))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.longlong3*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10713,7 +10893,7 @@ cdef class longlong3(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10773,7 +10953,11 @@ cdef class ulonglong3(Struct):
         memset(&self._value, 0, sizeof(c.ulonglong3))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.ulonglong3*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10786,7 +10970,7 @@ cdef class ulonglong3(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10846,7 +11030,11 @@ cdef class longlong4(Struct):
         memset(&self._value, 0, sizeof(c.longlong4))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.longlong4*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10859,7 +11047,7 @@ cdef class longlong4(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10929,7 +11117,11 @@ cdef class longlong4_16a(Struct):
         memset(&self._value, 0, sizeof(c.longlong4_16a))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.longlong4_16a*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10942,7 +11134,7 @@ cdef class longlong4_16a(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11012,7 +11204,11 @@ cdef class longlong4_32a(Struct):
         memset(&self._value, 0, sizeof(c.longlong4_32a))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.longlong4_32a*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11025,7 +11221,7 @@ cdef class longlong4_32a(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11095,7 +11291,11 @@ cdef class ulonglong4(Struct):
         memset(&self._value, 0, sizeof(c.ulonglong4))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.ulonglong4*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11108,7 +11308,7 @@ cdef class ulonglong4(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11178,7 +11378,11 @@ cdef class ulonglong4_16a(Struct):
         memset(&self._value, 0, sizeof(c.ulonglong4_16a))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.ulonglong4_16a*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11191,7 +11395,7 @@ cdef class ulonglong4_16a(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11261,7 +11465,11 @@ cdef class ulonglong4_32a(Struct):
         memset(&self._value, 0, sizeof(c.ulonglong4_32a))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.ulonglong4_32a*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11274,7 +11482,7 @@ cdef class ulonglong4_32a(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11344,7 +11552,11 @@ cdef class double1(Struct):
         memset(&self._value, 0, sizeof(c.double1))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.double1*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11357,7 +11569,7 @@ cdef class double1(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11397,7 +11609,11 @@ cdef class double2(Struct):
         memset(&self._value, 0, sizeof(c.double2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.double2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11410,7 +11626,7 @@ cdef class double2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11460,7 +11676,11 @@ cdef class double3(Struct):
         memset(&self._value, 0, sizeof(c.double3))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.double3*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11473,7 +11693,7 @@ cdef class double3(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11533,7 +11753,11 @@ cdef class double4(Struct):
         memset(&self._value, 0, sizeof(c.double4))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.double4*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11546,7 +11770,7 @@ cdef class double4(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11616,7 +11840,11 @@ cdef class double4_16a(Struct):
         memset(&self._value, 0, sizeof(c.double4_16a))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.double4_16a*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11629,7 +11857,7 @@ cdef class double4_16a(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11699,7 +11927,11 @@ cdef class double4_32a(Struct):
         memset(&self._value, 0, sizeof(c.double4_32a))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.double4_32a*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11712,7 +11944,7 @@ cdef class double4_32a(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11788,7 +12020,11 @@ cdef class dim3(Struct):
         memset(&self._value, 0, sizeof(c.dim3))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.dim3*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11801,7 +12037,7 @@ cdef class dim3(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11864,7 +12100,11 @@ cdef class cudaChannelFormatDesc(Struct):
         memset(&self._value, 0, sizeof(c.cudaChannelFormatDesc))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaChannelFormatDesc*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11877,7 +12117,7 @@ cdef class cudaChannelFormatDesc(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11958,7 +12198,11 @@ cdef class cudaArraySparseProperties_tileExtent(Struct):
         memset(&self._value, 0, sizeof(c.cudaArraySparseProperties_tileExtent))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaArraySparseProperties_tileExtent*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11971,7 +12215,7 @@ cdef class cudaArraySparseProperties_tileExtent(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12034,7 +12278,11 @@ cdef class cudaArraySparseProperties(Struct):
         memset(&self._value, 0, sizeof(c.cudaArraySparseProperties))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaArraySparseProperties*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12047,7 +12295,7 @@ cdef class cudaArraySparseProperties(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12133,7 +12381,11 @@ cdef class cudaArrayMemoryRequirements(Struct):
         memset(&self._value, 0, sizeof(c.cudaArrayMemoryRequirements))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaArrayMemoryRequirements*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12146,7 +12398,7 @@ cdef class cudaArrayMemoryRequirements(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12209,12 +12461,17 @@ cdef class cudaPitchedPtr(Struct):
     See also: make_cudaPitchedPtr
     """
     _fields = ("ptr", "pitch", "xsize", "ysize", )
+    _hex_fields = ("ptr", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaPitchedPtr))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaPitchedPtr*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12227,7 +12484,7 @@ cdef class cudaPitchedPtr(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12238,7 +12495,7 @@ cdef class cudaPitchedPtr(Struct):
     @ptr.setter
     def ptr(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"ptr")
         self._root()._keep(<uintptr_t>&self._ptr.ptr, view)
         self._ptr.ptr = <void*>(view_address(view) if view is not None else as_address(value, b"ptr"))
 
@@ -12305,7 +12562,11 @@ cdef class cudaExtent(Struct):
         memset(&self._value, 0, sizeof(c.cudaExtent))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExtent*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12318,7 +12579,7 @@ cdef class cudaExtent(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12383,7 +12644,11 @@ cdef class cudaPos(Struct):
         memset(&self._value, 0, sizeof(c.cudaPos))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaPos*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12396,7 +12661,7 @@ cdef class cudaPos(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12459,7 +12724,11 @@ cdef class cudaMemcpy3DParms(Struct):
         memset(&self._value, 0, sizeof(c.cudaMemcpy3DParms))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemcpy3DParms*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12472,7 +12741,7 @@ cdef class cudaMemcpy3DParms(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12586,7 +12855,11 @@ cdef class cudaMemcpyNodeParams(Struct):
         memset(&self._value, 0, sizeof(c.cudaMemcpyNodeParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemcpyNodeParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12599,7 +12872,7 @@ cdef class cudaMemcpyNodeParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12665,7 +12938,11 @@ cdef class cudaMemcpy3DPeerParms(Struct):
         memset(&self._value, 0, sizeof(c.cudaMemcpy3DPeerParms))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemcpy3DPeerParms*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12678,7 +12955,7 @@ cdef class cudaMemcpy3DPeerParms(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12796,12 +13073,17 @@ cdef class cudaMemsetParams(Struct):
     CUDA Memset node parameters
     """
     _fields = ("dst", "pitch", "value", "elementSize", "width", "height", )
+    _hex_fields = ("dst", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaMemsetParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemsetParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12814,7 +13096,7 @@ cdef class cudaMemsetParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12825,7 +13107,7 @@ cdef class cudaMemsetParams(Struct):
     @dst.setter
     def dst(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"dst")
         self._root()._keep(<uintptr_t>&self._ptr.dst, view)
         self._ptr.dst = <void*>(view_address(view) if view is not None else as_address(value, b"dst"))
 
@@ -12905,12 +13187,17 @@ cdef class cudaMemsetParamsV2(Struct):
     CUDA Memset node parameters
     """
     _fields = ("dst", "pitch", "value", "elementSize", "width", "height", )
+    _hex_fields = ("dst", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaMemsetParamsV2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemsetParamsV2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12923,7 +13210,7 @@ cdef class cudaMemsetParamsV2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12934,7 +13221,7 @@ cdef class cudaMemsetParamsV2(Struct):
     @dst.setter
     def dst(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"dst")
         self._root()._keep(<uintptr_t>&self._ptr.dst, view)
         self._ptr.dst = <void*>(view_address(view) if view is not None else as_address(value, b"dst"))
 
@@ -13022,12 +13309,17 @@ cdef class cudaAccessPolicyWindow(Struct):
     Accesses in a miss segment apply the missProp access policy.
     """
     _fields = ("base_ptr", "num_bytes", "hitRatio", "hitProp", "missProp", )
+    _hex_fields = ("base_ptr", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaAccessPolicyWindow))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaAccessPolicyWindow*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13040,7 +13332,7 @@ cdef class cudaAccessPolicyWindow(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13051,7 +13343,7 @@ cdef class cudaAccessPolicyWindow(Struct):
     @base_ptr.setter
     def base_ptr(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"base_ptr")
         self._root()._keep(<uintptr_t>&self._ptr.base_ptr, view)
         self._ptr.base_ptr = <void*>(view_address(view) if view is not None else as_address(value, b"base_ptr"))
 
@@ -13123,12 +13415,17 @@ cdef class cudaHostNodeParams(Struct):
     CUDA host node parameters
     """
     _fields = ("fn", "userData", )
+    _hex_fields = ("userData", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaHostNodeParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaHostNodeParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13141,7 +13438,7 @@ cdef class cudaHostNodeParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13152,7 +13449,7 @@ cdef class cudaHostNodeParams(Struct):
     @fn.setter
     def fn(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"fn")
         self._root()._keep(<uintptr_t>&self._ptr.fn, view)
         self._ptr.fn = <c.cudaHostFn_t>(view_address(view) if view is not None else as_address(value, b"fn"))
 
@@ -13165,7 +13462,7 @@ cdef class cudaHostNodeParams(Struct):
     @userData.setter
     def userData(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"userData")
         self._root()._keep(<uintptr_t>&self._ptr.userData, view)
         self._ptr.userData = <void*>(view_address(view) if view is not None else as_address(value, b"userData"))
 
@@ -13195,12 +13492,17 @@ cdef class cudaHostNodeParamsV2(Struct):
     CUDA host node parameters
     """
     _fields = ("fn", "userData", )
+    _hex_fields = ("userData", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaHostNodeParamsV2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaHostNodeParamsV2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13213,7 +13515,7 @@ cdef class cudaHostNodeParamsV2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13224,7 +13526,7 @@ cdef class cudaHostNodeParamsV2(Struct):
     @fn.setter
     def fn(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"fn")
         self._root()._keep(<uintptr_t>&self._ptr.fn, view)
         self._ptr.fn = <c.cudaHostFn_t>(view_address(view) if view is not None else as_address(value, b"fn"))
 
@@ -13237,7 +13539,7 @@ cdef class cudaHostNodeParamsV2(Struct):
     @userData.setter
     def userData(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"userData")
         self._root()._keep(<uintptr_t>&self._ptr.userData, view)
         self._ptr.userData = <void*>(view_address(view) if view is not None else as_address(value, b"userData"))
 
@@ -13269,7 +13571,11 @@ cdef class cudaResourceDesc_res_array(Struct):
         memset(&self._value, 0, sizeof(c.cudaResourceDesc_res_array))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaResourceDesc_res_array*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13282,7 +13588,7 @@ cdef class cudaResourceDesc_res_array(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13322,7 +13628,11 @@ cdef class cudaResourceDesc_res_mipmap(Struct):
         memset(&self._value, 0, sizeof(c.cudaResourceDesc_res_mipmap))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaResourceDesc_res_mipmap*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13335,7 +13645,7 @@ cdef class cudaResourceDesc_res_mipmap(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13370,12 +13680,17 @@ set_type_attr(cudaResourceDesc_res_mipmap, "sizeof", sizeof(c.cudaResourceDesc_r
 cdef class cudaResourceDesc_res_linear(Struct):
     """Struct cudaResourceDesc_res_linear of the C API."""
     _fields = ("devPtr", "desc", "sizeInBytes", )
+    _hex_fields = ("devPtr", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaResourceDesc_res_linear))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaResourceDesc_res_linear*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13388,7 +13703,7 @@ cdef class cudaResourceDesc_res_linear(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13399,7 +13714,7 @@ cdef class cudaResourceDesc_res_linear(Struct):
     @devPtr.setter
     def devPtr(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"devPtr")
         self._root()._keep(<uintptr_t>&self._ptr.devPtr, view)
         self._ptr.devPtr = <void*>(view_address(view) if view is not None else as_address(value, b"devPtr"))
 
@@ -13446,12 +13761,17 @@ set_type_attr(cudaResourceDesc_res_linear, "sizeof", sizeof(c.cudaResourceDesc_r
 cdef class cudaResourceDesc_res_pitch2D(Struct):
     """Struct cudaResourceDesc_res_pitch2D of the C API."""
     _fields = ("devPtr", "desc", "width", "height", "pitchInBytes", )
+    _hex_fields = ("devPtr", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaResourceDesc_res_pitch2D))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaResourceDesc_res_pitch2D*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13464,7 +13784,7 @@ cdef class cudaResourceDesc_res_pitch2D(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13475,7 +13795,7 @@ cdef class cudaResourceDesc_res_pitch2D(Struct):
     @devPtr.setter
     def devPtr(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"devPtr")
         self._root()._keep(<uintptr_t>&self._ptr.devPtr, view)
         self._ptr.devPtr = <void*>(view_address(view) if view is not None else as_address(value, b"devPtr"))
 
@@ -13547,7 +13867,11 @@ cdef class cudaResourceDesc_res_reserved(Struct):
         memset(&self._value, 0, sizeof(c.cudaResourceDesc_res_reserved))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaResourceDesc_res_reserved*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13560,7 +13884,7 @@ cdef class cudaResourceDesc_res_reserved(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13603,7 +13927,11 @@ cdef class cudaResourceDesc_res(Struct):
         memset(&self._value, 0, sizeof(c.cudaResourceDesc_res))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaResourceDesc_res*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13616,7 +13944,7 @@ cdef class cudaResourceDesc_res(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13699,7 +14027,11 @@ cdef class cudaResourceDesc(Struct):
         memset(&self._value, 0, sizeof(c.cudaResourceDesc))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaResourceDesc*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13712,7 +14044,7 @@ cdef class cudaResourceDesc(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13776,7 +14108,11 @@ cdef class cudaResourceViewDesc(Struct):
         memset(&self._value, 0, sizeof(c.cudaResourceViewDesc))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaResourceViewDesc*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13789,7 +14125,7 @@ cdef class cudaResourceViewDesc(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13911,12 +14247,17 @@ cdef class cudaPointerAttributes(Struct):
     CUDA pointer attributes
     """
     _fields = ("type", "device", "devicePointer", "hostPointer", "reserved", )
+    _hex_fields = ("devicePointer", "hostPointer", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaPointerAttributes))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaPointerAttributes*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13929,7 +14270,7 @@ cdef class cudaPointerAttributes(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13969,7 +14310,7 @@ the memory or NULL if no such address exists."""
     @devicePointer.setter
     def devicePointer(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"devicePointer")
         self._root()._keep(<uintptr_t>&self._ptr.devicePointer, view)
         self._ptr.devicePointer = <void*>(view_address(view) if view is not None else as_address(value, b"devicePointer"))
 
@@ -13986,7 +14327,7 @@ may contain invalid pointer if an invalid pointer has been passed to CUDA."""
     @hostPointer.setter
     def hostPointer(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"hostPointer")
         self._root()._keep(<uintptr_t>&self._ptr.hostPointer, view)
         self._ptr.hostPointer = <void*>(view_address(view) if view is not None else as_address(value, b"hostPointer"))
 
@@ -14034,7 +14375,11 @@ cdef class cudaFuncAttributes(Struct):
         memset(&self._value, 0, sizeof(c.cudaFuncAttributes))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaFuncAttributes*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14047,7 +14392,7 @@ cdef class cudaFuncAttributes(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14297,7 +14642,11 @@ cdef class cudaMemLocation(Struct):
         memset(&self._value, 0, sizeof(c.cudaMemLocation))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemLocation*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14310,7 +14659,7 @@ cdef class cudaMemLocation(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14364,7 +14713,11 @@ cdef class cudaMemAccessDesc(Struct):
         memset(&self._value, 0, sizeof(c.cudaMemAccessDesc))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemAccessDesc*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14377,7 +14730,7 @@ cdef class cudaMemAccessDesc(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14426,12 +14779,17 @@ cdef class cudaMemPoolProps(Struct):
     Specifies the properties of allocations made from the pool.
     """
     _fields = ("allocType", "handleTypes", "location", "win32SecurityAttributes", "maxSize", "usage", "reserved", )
+    _hex_fields = ("win32SecurityAttributes", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaMemPoolProps))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemPoolProps*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14444,7 +14802,7 @@ cdef class cudaMemPoolProps(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14490,7 +14848,7 @@ processes.  In all other cases, this field is required to be zero."""
     @win32SecurityAttributes.setter
     def win32SecurityAttributes(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"win32SecurityAttributes")
         self._root()._keep(<uintptr_t>&self._ptr.win32SecurityAttributes, view)
         self._ptr.win32SecurityAttributes = <void*>(view_address(view) if view is not None else as_address(value, b"win32SecurityAttributes"))
 
@@ -14558,7 +14916,11 @@ cdef class cudaMemPoolPtrExportData(Struct):
         memset(&self._value, 0, sizeof(c.cudaMemPoolPtrExportData))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemPoolPtrExportData*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14571,7 +14933,7 @@ cdef class cudaMemPoolPtrExportData(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14612,12 +14974,17 @@ cdef class cudaMemAllocNodeParams(Struct):
     Memory allocation node parameters
     """
     _fields = ("poolProps", "accessDescs", "accessDescCount", "bytesize", "dptr", )
+    _hex_fields = ("dptr", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaMemAllocNodeParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemAllocNodeParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14630,7 +14997,7 @@ cdef class cudaMemAllocNodeParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14698,7 +15065,7 @@ cdef class cudaMemAllocNodeParams(Struct):
     @dptr.setter
     def dptr(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"dptr")
         self._root()._keep(<uintptr_t>&self._ptr.dptr, view)
         self._ptr.dptr = <void*>(view_address(view) if view is not None else as_address(value, b"dptr"))
 
@@ -14728,12 +15095,17 @@ cdef class cudaMemAllocNodeParamsV2(Struct):
     Memory allocation node parameters
     """
     _fields = ("poolProps", "accessDescs", "accessDescCount", "bytesize", "dptr", )
+    _hex_fields = ("dptr", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaMemAllocNodeParamsV2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemAllocNodeParamsV2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14746,7 +15118,7 @@ cdef class cudaMemAllocNodeParamsV2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14814,7 +15186,7 @@ cdef class cudaMemAllocNodeParamsV2(Struct):
     @dptr.setter
     def dptr(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"dptr")
         self._root()._keep(<uintptr_t>&self._ptr.dptr, view)
         self._ptr.dptr = <void*>(view_address(view) if view is not None else as_address(value, b"dptr"))
 
@@ -14844,12 +15216,17 @@ cdef class cudaMemFreeNodeParams(Struct):
     Memory free node parameters
     """
     _fields = ("dptr", )
+    _hex_fields = ("dptr", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaMemFreeNodeParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemFreeNodeParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14862,7 +15239,7 @@ cdef class cudaMemFreeNodeParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14873,7 +15250,7 @@ cdef class cudaMemFreeNodeParams(Struct):
     @dptr.setter
     def dptr(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"dptr")
         self._root()._keep(<uintptr_t>&self._ptr.dptr, view)
         self._ptr.dptr = <void*>(view_address(view) if view is not None else as_address(value, b"dptr"))
 
@@ -14908,7 +15285,11 @@ cdef class cudaMemcpyAttributes(Struct):
         memset(&self._value, 0, sizeof(c.cudaMemcpyAttributes))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemcpyAttributes*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14921,7 +15302,7 @@ cdef class cudaMemcpyAttributes(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14995,7 +15376,11 @@ cdef class cudaOffset3D(Struct):
         memset(&self._value, 0, sizeof(c.cudaOffset3D))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaOffset3D*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15008,7 +15393,7 @@ cdef class cudaOffset3D(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15066,12 +15451,17 @@ cdef class cudaMemcpy3DOperand_op_ptr(Struct):
     Struct representing an operand when cudaMemcpy3DOperand.type is cudaMemcpyOperandTypePointer
     """
     _fields = ("ptr", "rowLength", "layerHeight", "locHint", )
+    _hex_fields = ("ptr", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaMemcpy3DOperand_op_ptr))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemcpy3DOperand_op_ptr*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15084,7 +15474,7 @@ cdef class cudaMemcpy3DOperand_op_ptr(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15095,7 +15485,7 @@ cdef class cudaMemcpy3DOperand_op_ptr(Struct):
     @ptr.setter
     def ptr(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"ptr")
         self._root()._keep(<uintptr_t>&self._ptr.ptr, view)
         self._ptr.ptr = <void*>(view_address(view) if view is not None else as_address(value, b"ptr"))
 
@@ -15160,7 +15550,11 @@ cdef class cudaMemcpy3DOperand_op_array(Struct):
         memset(&self._value, 0, sizeof(c.cudaMemcpy3DOperand_op_array))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemcpy3DOperand_op_array*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15173,7 +15567,7 @@ cdef class cudaMemcpy3DOperand_op_array(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15223,7 +15617,11 @@ cdef class cudaMemcpy3DOperand_op(Struct):
         memset(&self._value, 0, sizeof(c.cudaMemcpy3DOperand_op))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemcpy3DOperand_op*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15236,7 +15634,7 @@ cdef class cudaMemcpy3DOperand_op(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15289,7 +15687,11 @@ cdef class cudaMemcpy3DOperand(Struct):
         memset(&self._value, 0, sizeof(c.cudaMemcpy3DOperand))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemcpy3DOperand*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15302,7 +15704,7 @@ cdef class cudaMemcpy3DOperand(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15353,7 +15755,11 @@ cdef class cudaMemcpy3DBatchOp(Struct):
         memset(&self._value, 0, sizeof(c.cudaMemcpy3DBatchOp))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemcpy3DBatchOp*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15366,7 +15772,7 @@ cdef class cudaMemcpy3DBatchOp(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15447,7 +15853,11 @@ cdef class CUuuid(Struct):
         memset(&self._value, 0, sizeof(c.CUuuid))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUuuid*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15460,7 +15870,7 @@ cdef class CUuuid(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15504,7 +15914,11 @@ cdef class cudaDeviceProp(Struct):
         memset(&self._value, 0, sizeof(c.cudaDeviceProp))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaDeviceProp*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15517,7 +15931,7 @@ cdef class cudaDeviceProp(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16531,7 +16945,11 @@ cdef class cudaIpcEventHandle_t(Struct):
         memset(&self._value, 0, sizeof(c.cudaIpcEventHandle_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaIpcEventHandle_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16544,7 +16962,7 @@ cdef class cudaIpcEventHandle_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16587,7 +17005,11 @@ cdef class cudaIpcMemHandle_t(Struct):
         memset(&self._value, 0, sizeof(c.cudaIpcMemHandle_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaIpcMemHandle_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16600,7 +17022,7 @@ cdef class cudaIpcMemHandle_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16640,7 +17062,11 @@ cdef class cudaMemFabricHandle_t(Struct):
         memset(&self._value, 0, sizeof(c.cudaMemFabricHandle_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaMemFabricHandle_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16653,7 +17079,7 @@ cdef class cudaMemFabricHandle_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16703,12 +17129,17 @@ cdef class cudaExternalMemoryHandleDesc_handle_win32(Struct):
     then 'name' must be NULL.
     """
     _fields = ("handle", "name", )
+    _hex_fields = ("handle", "name", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaExternalMemoryHandleDesc_handle_win32))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalMemoryHandleDesc_handle_win32*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16721,7 +17152,7 @@ cdef class cudaExternalMemoryHandleDesc_handle_win32(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16732,7 +17163,7 @@ cdef class cudaExternalMemoryHandleDesc_handle_win32(Struct):
     @handle.setter
     def handle(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"handle")
         self._root()._keep(<uintptr_t>&self._ptr.handle, view)
         self._ptr.handle = <void*>(view_address(view) if view is not None else as_address(value, b"handle"))
 
@@ -16746,7 +17177,7 @@ Must be NULL if 'handle' is non-NULL."""
     @name.setter
     def name(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"name")
         self._root()._keep(<uintptr_t>&self._ptr.name, view)
         self._ptr.name = <const void*>(view_address(view) if view is not None else as_address(value, b"name"))
 
@@ -16773,12 +17204,17 @@ set_type_attr(cudaExternalMemoryHandleDesc_handle_win32, "sizeof", sizeof(c.cuda
 cdef class cudaExternalMemoryHandleDesc_handle(Struct):
     """Union cudaExternalMemoryHandleDesc_handle of the C API."""
     _fields = ("fd", "win32", "nvSciBufObject", )
+    _hex_fields = ("nvSciBufObject", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaExternalMemoryHandleDesc_handle))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalMemoryHandleDesc_handle*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16791,7 +17227,7 @@ cdef class cudaExternalMemoryHandleDesc_handle(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16837,7 +17273,7 @@ is cudaExternalMemoryHandleTypeNvSciBuf"""
     @nvSciBufObject.setter
     def nvSciBufObject(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"nvSciBufObject")
         self._root()._keep(<uintptr_t>&self._ptr.nvSciBufObject, view)
         self._ptr.nvSciBufObject = <const void*>(view_address(view) if view is not None else as_address(value, b"nvSciBufObject"))
 
@@ -16872,7 +17308,11 @@ cdef class cudaExternalMemoryHandleDesc(Struct):
         memset(&self._value, 0, sizeof(c.cudaExternalMemoryHandleDesc))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalMemoryHandleDesc*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16885,7 +17325,7 @@ cdef class cudaExternalMemoryHandleDesc(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16972,7 +17412,11 @@ cdef class cudaExternalMemoryBufferDesc(Struct):
         memset(&self._value, 0, sizeof(c.cudaExternalMemoryBufferDesc))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalMemoryBufferDesc*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16985,7 +17429,7 @@ cdef class cudaExternalMemoryBufferDesc(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17061,7 +17505,11 @@ cdef class cudaExternalMemoryMipmappedArrayDesc(Struct):
         memset(&self._value, 0, sizeof(c.cudaExternalMemoryMipmappedArrayDesc))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalMemoryMipmappedArrayDesc*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17074,7 +17522,7 @@ cdef class cudaExternalMemoryMipmappedArrayDesc(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17179,12 +17627,17 @@ cdef class cudaExternalSemaphoreHandleDesc_handle_win32(Struct):
     then 'name' must be NULL.
     """
     _fields = ("handle", "name", )
+    _hex_fields = ("handle", "name", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreHandleDesc_handle_win32))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreHandleDesc_handle_win32*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17197,7 +17650,7 @@ cdef class cudaExternalSemaphoreHandleDesc_handle_win32(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17208,7 +17661,7 @@ cdef class cudaExternalSemaphoreHandleDesc_handle_win32(Struct):
     @handle.setter
     def handle(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"handle")
         self._root()._keep(<uintptr_t>&self._ptr.handle, view)
         self._ptr.handle = <void*>(view_address(view) if view is not None else as_address(value, b"handle"))
 
@@ -17222,7 +17675,7 @@ Must be NULL if 'handle' is non-NULL."""
     @name.setter
     def name(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"name")
         self._root()._keep(<uintptr_t>&self._ptr.name, view)
         self._ptr.name = <const void*>(view_address(view) if view is not None else as_address(value, b"name"))
 
@@ -17249,12 +17702,17 @@ set_type_attr(cudaExternalSemaphoreHandleDesc_handle_win32, "sizeof", sizeof(c.c
 cdef class cudaExternalSemaphoreHandleDesc_handle(Struct):
     """Union cudaExternalSemaphoreHandleDesc_handle of the C API."""
     _fields = ("fd", "win32", "nvSciSyncObj", )
+    _hex_fields = ("nvSciSyncObj", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreHandleDesc_handle))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreHandleDesc_handle*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17267,7 +17725,7 @@ cdef class cudaExternalSemaphoreHandleDesc_handle(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17313,7 +17771,7 @@ then 'name' must be NULL."""
     @nvSciSyncObj.setter
     def nvSciSyncObj(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"nvSciSyncObj")
         self._root()._keep(<uintptr_t>&self._ptr.nvSciSyncObj, view)
         self._ptr.nvSciSyncObj = <const void*>(view_address(view) if view is not None else as_address(value, b"nvSciSyncObj"))
 
@@ -17348,7 +17806,11 @@ cdef class cudaExternalSemaphoreHandleDesc(Struct):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreHandleDesc))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreHandleDesc*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17361,7 +17823,7 @@ cdef class cudaExternalSemaphoreHandleDesc(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17438,7 +17900,11 @@ cdef class cudaExternalSemaphoreSignalParams_params_fence(Struct):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreSignalParams_params_fence))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreSignalParams_params_fence*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17451,7 +17917,7 @@ cdef class cudaExternalSemaphoreSignalParams_params_fence(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17486,12 +17952,17 @@ set_type_attr(cudaExternalSemaphoreSignalParams_params_fence, "sizeof", sizeof(c
 cdef class cudaExternalSemaphoreSignalParams_params_nvSciSync(Struct):
     """Union cudaExternalSemaphoreSignalParams_params_nvSciSync of the C API."""
     _fields = ("fence", "reserved", )
+    _hex_fields = ("fence", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreSignalParams_params_nvSciSync))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreSignalParams_params_nvSciSync*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17504,7 +17975,7 @@ cdef class cudaExternalSemaphoreSignalParams_params_nvSciSync(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17516,7 +17987,7 @@ is of type cudaExternalSemaphoreHandleTypeNvSciSync."""
     @fence.setter
     def fence(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"fence")
         self._root()._keep(<uintptr_t>&self._ptr.fence, view)
         self._ptr.fence = <void*>(view_address(view) if view is not None else as_address(value, b"fence"))
 
@@ -17561,7 +18032,11 @@ cdef class cudaExternalSemaphoreSignalParams_params_keyedMutex(Struct):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreSignalParams_params_keyedMutex))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreSignalParams_params_keyedMutex*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17574,7 +18049,7 @@ cdef class cudaExternalSemaphoreSignalParams_params_keyedMutex(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17614,7 +18089,11 @@ cdef class cudaExternalSemaphoreSignalParams_params(Struct):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreSignalParams_params))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreSignalParams_params*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17627,7 +18106,7 @@ cdef class cudaExternalSemaphoreSignalParams_params(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17703,7 +18182,11 @@ cdef class cudaExternalSemaphoreSignalParams(Struct):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreSignalParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreSignalParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17716,7 +18199,7 @@ cdef class cudaExternalSemaphoreSignalParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17789,7 +18272,11 @@ cdef class cudaExternalSemaphoreWaitParams_params_fence(Struct):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreWaitParams_params_fence))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreWaitParams_params_fence*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17802,7 +18289,7 @@ cdef class cudaExternalSemaphoreWaitParams_params_fence(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17837,12 +18324,17 @@ set_type_attr(cudaExternalSemaphoreWaitParams_params_fence, "sizeof", sizeof(c.c
 cdef class cudaExternalSemaphoreWaitParams_params_nvSciSync(Struct):
     """Union cudaExternalSemaphoreWaitParams_params_nvSciSync of the C API."""
     _fields = ("fence", "reserved", )
+    _hex_fields = ("fence", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreWaitParams_params_nvSciSync))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreWaitParams_params_nvSciSync*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17855,7 +18347,7 @@ cdef class cudaExternalSemaphoreWaitParams_params_nvSciSync(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17867,7 +18359,7 @@ is of type cudaExternalSemaphoreHandleTypeNvSciSync."""
     @fence.setter
     def fence(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"fence")
         self._root()._keep(<uintptr_t>&self._ptr.fence, view)
         self._ptr.fence = <void*>(view_address(view) if view is not None else as_address(value, b"fence"))
 
@@ -17912,7 +18404,11 @@ cdef class cudaExternalSemaphoreWaitParams_params_keyedMutex(Struct):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreWaitParams_params_keyedMutex))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreWaitParams_params_keyedMutex*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17925,7 +18421,7 @@ cdef class cudaExternalSemaphoreWaitParams_params_keyedMutex(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17975,7 +18471,11 @@ cdef class cudaExternalSemaphoreWaitParams_params(Struct):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreWaitParams_params))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreWaitParams_params*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17988,7 +18488,7 @@ cdef class cudaExternalSemaphoreWaitParams_params(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18064,7 +18564,11 @@ cdef class cudaExternalSemaphoreWaitParams(Struct):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreWaitParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreWaitParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18077,7 +18581,7 @@ cdef class cudaExternalSemaphoreWaitParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18142,12 +18646,17 @@ set_type_attr(cudaExternalSemaphoreWaitParams, "sizeof", sizeof(c.cudaExternalSe
 cdef class cudalibraryHostUniversalFunctionAndDataTable(Struct):
     """Struct cudalibraryHostUniversalFunctionAndDataTable of the C API."""
     _fields = ("functionTable", "functionWindowSize", "dataTable", "dataWindowSize", )
+    _hex_fields = ("functionTable", "dataTable", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudalibraryHostUniversalFunctionAndDataTable))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudalibraryHostUniversalFunctionAndDataTable*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18160,7 +18669,7 @@ cdef class cudalibraryHostUniversalFunctionAndDataTable(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18171,7 +18680,7 @@ cdef class cudalibraryHostUniversalFunctionAndDataTable(Struct):
     @functionTable.setter
     def functionTable(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"functionTable")
         self._root()._keep(<uintptr_t>&self._ptr.functionTable, view)
         self._ptr.functionTable = <void*>(view_address(view) if view is not None else as_address(value, b"functionTable"))
 
@@ -18194,7 +18703,7 @@ cdef class cudalibraryHostUniversalFunctionAndDataTable(Struct):
     @dataTable.setter
     def dataTable(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"dataTable")
         self._root()._keep(<uintptr_t>&self._ptr.dataTable, view)
         self._ptr.dataTable = <void*>(view_address(view) if view is not None else as_address(value, b"dataTable"))
 
@@ -18234,12 +18743,17 @@ cdef class cudaKernelNodeParams(Struct):
     CUDA GPU kernel node parameters
     """
     _fields = ("func", "gridDim", "blockDim", "sharedMemBytes", "kernelParams", "extra", )
+    _hex_fields = ("func", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaKernelNodeParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaKernelNodeParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18252,7 +18766,7 @@ cdef class cudaKernelNodeParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18263,7 +18777,7 @@ cdef class cudaKernelNodeParams(Struct):
     @func.setter
     def func(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"func")
         self._root()._keep(<uintptr_t>&self._ptr.func, view)
         self._ptr.func = <void*>(view_address(view) if view is not None else as_address(value, b"func"))
 
@@ -18355,12 +18869,17 @@ cdef class cudaKernelNodeParamsV2(Struct):
     CUDA GPU kernel node parameters
     """
     _fields = ("func", "gridDim", "blockDim", "sharedMemBytes", "kernelParams", "extra", )
+    _hex_fields = ("func", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaKernelNodeParamsV2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaKernelNodeParamsV2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18373,7 +18892,7 @@ cdef class cudaKernelNodeParamsV2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18384,7 +18903,7 @@ cdef class cudaKernelNodeParamsV2(Struct):
     @func.setter
     def func(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"func")
         self._root()._keep(<uintptr_t>&self._ptr.func, view)
         self._ptr.func = <void*>(view_address(view) if view is not None else as_address(value, b"func"))
 
@@ -18481,7 +19000,11 @@ cdef class cudaExternalSemaphoreSignalNodeParams(Struct):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreSignalNodeParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreSignalNodeParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18494,7 +19017,7 @@ cdef class cudaExternalSemaphoreSignalNodeParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18592,7 +19115,11 @@ cdef class cudaExternalSemaphoreSignalNodeParamsV2(Struct):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreSignalNodeParamsV2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreSignalNodeParamsV2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18605,7 +19132,7 @@ cdef class cudaExternalSemaphoreSignalNodeParamsV2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18703,7 +19230,11 @@ cdef class cudaExternalSemaphoreWaitNodeParams(Struct):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreWaitNodeParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreWaitNodeParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18716,7 +19247,7 @@ cdef class cudaExternalSemaphoreWaitNodeParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18814,7 +19345,11 @@ cdef class cudaExternalSemaphoreWaitNodeParamsV2(Struct):
         memset(&self._value, 0, sizeof(c.cudaExternalSemaphoreWaitNodeParamsV2))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaExternalSemaphoreWaitNodeParamsV2*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18827,7 +19362,7 @@ cdef class cudaExternalSemaphoreWaitNodeParamsV2(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -18925,7 +19460,11 @@ cdef class cudaConditionalNodeParams(Struct):
         memset(&self._value, 0, sizeof(c.cudaConditionalNodeParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaConditionalNodeParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -18938,7 +19477,7 @@ cdef class cudaConditionalNodeParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19050,7 +19589,11 @@ cdef class cudaChildGraphNodeParams(Struct):
         memset(&self._value, 0, sizeof(c.cudaChildGraphNodeParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaChildGraphNodeParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19063,7 +19606,7 @@ cdef class cudaChildGraphNodeParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19121,7 +19664,11 @@ cdef class cudaEventRecordNodeParams(Struct):
         memset(&self._value, 0, sizeof(c.cudaEventRecordNodeParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaEventRecordNodeParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19134,7 +19681,7 @@ cdef class cudaEventRecordNodeParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19177,7 +19724,11 @@ cdef class cudaEventWaitNodeParams(Struct):
         memset(&self._value, 0, sizeof(c.cudaEventWaitNodeParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaEventWaitNodeParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19190,7 +19741,7 @@ cdef class cudaEventWaitNodeParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19233,7 +19784,11 @@ cdef class cudaGraphNodeParams(Struct):
         memset(&self._value, 0, sizeof(c.cudaGraphNodeParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaGraphNodeParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19246,7 +19801,7 @@ cdef class cudaGraphNodeParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19448,7 +20003,11 @@ cdef class cudaGraphEdgeData(Struct):
         memset(&self._value, 0, sizeof(c.cudaGraphEdgeData))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaGraphEdgeData*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19461,7 +20020,7 @@ cdef class cudaGraphEdgeData(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19555,7 +20114,11 @@ cdef class cudaGraphInstantiateParams(Struct):
         memset(&self._value, 0, sizeof(c.cudaGraphInstantiateParams))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaGraphInstantiateParams*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19568,7 +20131,7 @@ cdef class cudaGraphInstantiateParams(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19642,7 +20205,11 @@ cdef class cudaGraphExecUpdateResultInfo(Struct):
         memset(&self._value, 0, sizeof(c.cudaGraphExecUpdateResultInfo))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaGraphExecUpdateResultInfo*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19655,7 +20222,7 @@ cdef class cudaGraphExecUpdateResultInfo(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19713,12 +20280,17 @@ cudaGraphExecUpdateResultInfo_st = cudaGraphExecUpdateResultInfo
 cdef class cudaGraphKernelNodeUpdate_updateData_param(Struct):
     """Struct cudaGraphKernelNodeUpdate_updateData_param of the C API."""
     _fields = ("pValue", "offset", "size", )
+    _hex_fields = ("pValue", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaGraphKernelNodeUpdate_updateData_param))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaGraphKernelNodeUpdate_updateData_param*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19731,7 +20303,7 @@ cdef class cudaGraphKernelNodeUpdate_updateData_param(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19742,7 +20314,7 @@ cdef class cudaGraphKernelNodeUpdate_updateData_param(Struct):
     @pValue.setter
     def pValue(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"pValue")
         self._root()._keep(<uintptr_t>&self._ptr.pValue, view)
         self._ptr.pValue = <const void*>(view_address(view) if view is not None else as_address(value, b"pValue"))
 
@@ -19794,7 +20366,11 @@ cdef class cudaGraphKernelNodeUpdate_updateData(Struct):
         memset(&self._value, 0, sizeof(c.cudaGraphKernelNodeUpdate_updateData))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaGraphKernelNodeUpdate_updateData*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19807,7 +20383,7 @@ cdef class cudaGraphKernelNodeUpdate_updateData(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19870,7 +20446,11 @@ cdef class cudaGraphKernelNodeUpdate(Struct):
         memset(&self._value, 0, sizeof(c.cudaGraphKernelNodeUpdate))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaGraphKernelNodeUpdate*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19883,7 +20463,7 @@ cdef class cudaGraphKernelNodeUpdate(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -19955,7 +20535,11 @@ cdef class cudaLaunchMemSyncDomainMap(Struct):
         memset(&self._value, 0, sizeof(c.cudaLaunchMemSyncDomainMap))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaLaunchMemSyncDomainMap*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -19968,7 +20552,7 @@ cdef class cudaLaunchMemSyncDomainMap(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20029,7 +20613,11 @@ cdef class cudaLaunchAttributeValue_clusterDim(Struct):
         memset(&self._value, 0, sizeof(c.cudaLaunchAttributeValue_clusterDim))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaLaunchAttributeValue_clusterDim*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20042,7 +20630,7 @@ cdef class cudaLaunchAttributeValue_clusterDim(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20110,7 +20698,11 @@ cdef class cudaLaunchAttributeValue_programmaticEvent(Struct):
         memset(&self._value, 0, sizeof(c.cudaLaunchAttributeValue_programmaticEvent))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaLaunchAttributeValue_programmaticEvent*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20123,7 +20715,7 @@ cdef class cudaLaunchAttributeValue_programmaticEvent(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20196,7 +20788,11 @@ cdef class cudaLaunchAttributeValue_preferredClusterDim(Struct):
         memset(&self._value, 0, sizeof(c.cudaLaunchAttributeValue_preferredClusterDim))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaLaunchAttributeValue_preferredClusterDim*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20209,7 +20805,7 @@ cdef class cudaLaunchAttributeValue_preferredClusterDim(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20276,7 +20872,11 @@ cdef class cudaLaunchAttributeValue_launchCompletionEvent(Struct):
         memset(&self._value, 0, sizeof(c.cudaLaunchAttributeValue_launchCompletionEvent))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaLaunchAttributeValue_launchCompletionEvent*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20289,7 +20889,7 @@ cdef class cudaLaunchAttributeValue_launchCompletionEvent(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20345,7 +20945,11 @@ cdef class cudaLaunchAttributeValue_deviceUpdatableKernelNode(Struct):
         memset(&self._value, 0, sizeof(c.cudaLaunchAttributeValue_deviceUpdatableKernelNode))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaLaunchAttributeValue_deviceUpdatableKernelNode*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20358,7 +20962,7 @@ cdef class cudaLaunchAttributeValue_deviceUpdatableKernelNode(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20411,7 +21015,11 @@ cdef class cudaLaunchAttributeValue(Struct):
         memset(&self._value, 0, sizeof(c.cudaLaunchAttributeValue))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaLaunchAttributeValue*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20424,7 +21032,7 @@ cdef class cudaLaunchAttributeValue(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20660,7 +21268,11 @@ cdef class cudaLaunchAttribute(Struct):
         memset(&self._value, 0, sizeof(c.cudaLaunchAttribute))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaLaunchAttribute*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20673,7 +21285,7 @@ cdef class cudaLaunchAttribute(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20737,7 +21349,11 @@ cdef class cudaLaunchConfig_t(Struct):
         memset(&self._value, 0, sizeof(c.cudaLaunchConfig_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaLaunchConfig_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20750,7 +21366,7 @@ cdef class cudaLaunchConfig_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20857,7 +21473,11 @@ cdef class cudaAsyncNotificationInfo_t_info_overBudget(Struct):
         memset(&self._value, 0, sizeof(c.cudaAsyncNotificationInfo_t_info_overBudget))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaAsyncNotificationInfo_t_info_overBudget*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20870,7 +21490,7 @@ cdef class cudaAsyncNotificationInfo_t_info_overBudget(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20910,7 +21530,11 @@ cdef class cudaAsyncNotificationInfo_t_info(Struct):
         memset(&self._value, 0, sizeof(c.cudaAsyncNotificationInfo_t_info))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaAsyncNotificationInfo_t_info*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20923,7 +21547,7 @@ cdef class cudaAsyncNotificationInfo_t_info(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -20966,7 +21590,11 @@ cdef class cudaAsyncNotificationInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.cudaAsyncNotificationInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaAsyncNotificationInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -20979,7 +21607,7 @@ cdef class cudaAsyncNotificationInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -21033,7 +21661,11 @@ cdef class cudaTextureDesc(Struct):
         memset(&self._value, 0, sizeof(c.cudaTextureDesc))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaTextureDesc*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -21046,7 +21678,7 @@ cdef class cudaTextureDesc(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -21218,7 +21850,11 @@ cdef class cudaEglPlaneDesc(Struct):
         memset(&self._value, 0, sizeof(c.cudaEglPlaneDesc))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaEglPlaneDesc*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -21231,7 +21867,7 @@ cdef class cudaEglPlaneDesc(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -21334,7 +21970,11 @@ cdef class cudaEglFrame_frame(Struct):
         memset(&self._value, 0, sizeof(c.cudaEglFrame_frame))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaEglFrame_frame*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -21347,7 +21987,7 @@ cdef class cudaEglFrame_frame(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -21366,7 +22006,7 @@ cdef class cudaEglFrame_frame(Struct):
     @property
     def pPitch(self):
         """Array of Pointers corresponding to each plane"""
-        return [cudaPitchedPtr._view(&self._ptr.pPitch[i], self._root()) for i in range(3)]
+        return [_copy_cudaPitchedPtr(&self._ptr.pPitch[i]) for i in range(3)]
 
     @pPitch.setter
     def pPitch(self, value):
@@ -21419,7 +22059,11 @@ cdef class cudaEglFrame(Struct):
         memset(&self._value, 0, sizeof(c.cudaEglFrame))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cudaEglFrame*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -21432,7 +22076,7 @@ cdef class cudaEglFrame(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -21448,7 +22092,7 @@ cdef class cudaEglFrame(Struct):
     @property
     def planeDesc(self):
         """CUDA EGL Plane Descriptor cudaEglPlaneDesc"""
-        return [cudaEglPlaneDesc._view(&self._ptr.planeDesc[i], self._root()) for i in range(3)]
+        return [_copy_cudaEglPlaneDesc(&self._ptr.planeDesc[i]) for i in range(3)]
 
     @planeDesc.setter
     def planeDesc(self, value):
@@ -21772,7 +22416,7 @@ cdef void* _cudaJitOption_option_value(int option, object value, const char* nam
     if option == 3:  # cudaJitInfoLogBuffer
         label = <bytes>name + b"[cudaJitInfoLogBuffer]"
         # The library writes here (a log), maybe after the call: a writable buffer.
-        view = buffer_view(value)
+        view = buffer_view(value, label)
         if view is None or view.readonly:
             raise TypeError(f"{label.decode()}: expected a writable buffer (a bytearray), got {type(value).__name__}")
         keep.append(view)
@@ -21783,7 +22427,7 @@ cdef void* _cudaJitOption_option_value(int option, object value, const char* nam
     if option == 5:  # cudaJitErrorLogBuffer
         label = <bytes>name + b"[cudaJitErrorLogBuffer]"
         # The library writes here (a log), maybe after the call: a writable buffer.
-        view = buffer_view(value)
+        view = buffer_view(value, label)
         if view is None or view.readonly:
             raise TypeError(f"{label.decode()}: expected a writable buffer (a bytearray), got {type(value).__name__}")
         keep.append(view)
@@ -22485,8 +23129,8 @@ def cudaIpcGetMemHandle(devPtr):
     """
     cdef int _err
     cdef cudaIpcMemHandle_t handle_record = cudaIpcMemHandle_t.__new__(cudaIpcMemHandle_t)
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = view_address(devPtr_view) if devPtr_view is not None else as_address(devPtr, b"devPtr")
+    cdef object _c_devPtr_view = buffer_view(devPtr, b"devPtr")
+    cdef void* _c_devPtr = view_address(_c_devPtr_view) if _c_devPtr_view is not None else as_address(devPtr, b"devPtr")
 
     with nogil:
         _err = c.cudaIpcGetMemHandle(handle_record._ptr, _c_devPtr)
@@ -22625,8 +23269,8 @@ def cudaIpcCloseMemHandle(devPtr):
         cudaErrorInvalidValue
     """
     cdef int _err
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = view_address(devPtr_view) if devPtr_view is not None else as_address(devPtr, b"devPtr")
+    cdef object _c_devPtr_view = buffer_view(devPtr, b"devPtr")
+    cdef void* _c_devPtr = view_address(_c_devPtr_view) if _c_devPtr_view is not None else as_address(devPtr, b"devPtr")
 
     with nogil:
         _err = c.cudaIpcCloseMemHandle(_c_devPtr)
@@ -23416,8 +24060,8 @@ def cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, device, flags):
     cudaError_t
     """
     cdef int _err
-    cdef object nvSciSyncAttrList_view = buffer_view(nvSciSyncAttrList)
-    cdef void* _c_nvSciSyncAttrList = view_address(nvSciSyncAttrList_view) if nvSciSyncAttrList_view is not None else as_address(nvSciSyncAttrList, b"nvSciSyncAttrList")
+    cdef object _c_nvSciSyncAttrList_view = buffer_view(nvSciSyncAttrList, b"nvSciSyncAttrList")
+    cdef void* _c_nvSciSyncAttrList = view_address(_c_nvSciSyncAttrList_view) if _c_nvSciSyncAttrList_view is not None else as_address(nvSciSyncAttrList, b"nvSciSyncAttrList")
     cdef int _c_device = <int>as_signed(device, b"device", INT32_MIN, INT32_MAX)
     cdef int _c_flags = <int>as_signed(flags, b"flags", INT32_MIN, INT32_MAX)
 
@@ -24681,8 +25325,8 @@ def cudaStreamAttachMemAsync(stream, devPtr, length, flags):
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
     cdef size_t _c_length = <size_t>as_unsigned(length, b"length", UINT64_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_length, b"devPtr", b"length") if devPtr_view is not None else as_address(devPtr, b"devPtr")
+    cdef object _c_devPtr_view = buffer_view(devPtr, b"devPtr")
+    cdef void* _c_devPtr = sized_view_address(_c_devPtr_view, _c_length, b"devPtr", b"length") if _c_devPtr_view is not None else as_address(devPtr, b"devPtr")
 
     with nogil:
         _err = c.cudaStreamAttachMemAsync(_c_stream, _c_devPtr, _c_length, _c_flags)
@@ -26428,8 +27072,8 @@ def cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream):
         cudaErrorJitCompilationDisabled
     """
     cdef int _err
-    cdef object func_view = buffer_view(func)
-    cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
+    cdef object _c_func_view = buffer_view(func, b"func")
+    cdef void* _c_func = view_address(_c_func_view) if _c_func_view is not None else as_address(func, b"func")
     cdef c.dim3* _c_gridDim = _as_dim3_ptr(gridDim, b"gridDim")
     cdef c.dim3* _c_blockDim = _as_dim3_ptr(blockDim, b"blockDim")
     cdef void** _c_args
@@ -26522,8 +27166,8 @@ def cudaLaunchKernelExC(config, func, args):
         _c_config = (<cudaLaunchConfig_t>config)._ptr
     elif config is not None:
         _c_config = <c.cudaLaunchConfig_t*>as_address(config, b"config")
-    cdef object func_view = buffer_view(func)
-    cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
+    cdef object _c_func_view = buffer_view(func, b"func")
+    cdef void* _c_func = view_address(_c_func_view) if _c_func_view is not None else as_address(func, b"func")
     cdef void** _c_args
     cdef KernelArgSpace args_space
     cdef object args_keep = kernel_params(args, b"args", &_c_args, &args_space)
@@ -26604,8 +27248,8 @@ def cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, sharedMem, stream
         cudaErrorSharedObjectInitFailed
     """
     cdef int _err
-    cdef object func_view = buffer_view(func)
-    cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
+    cdef object _c_func_view = buffer_view(func, b"func")
+    cdef void* _c_func = view_address(_c_func_view) if _c_func_view is not None else as_address(func, b"func")
     cdef c.dim3* _c_gridDim = _as_dim3_ptr(gridDim, b"gridDim")
     cdef c.dim3* _c_blockDim = _as_dim3_ptr(blockDim, b"blockDim")
     cdef void** _c_args
@@ -26676,8 +27320,8 @@ def cudaFuncSetCacheConfig(func, cacheConfig):
         cudaErrorInvalidDeviceFunction
     """
     cdef int _err
-    cdef object func_view = buffer_view(func)
-    cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
+    cdef object _c_func_view = buffer_view(func, b"func")
+    cdef void* _c_func = view_address(_c_func_view) if _c_func_view is not None else as_address(func, b"func")
     cdef c.cudaFuncCache _c_cacheConfig = <c.cudaFuncCache>as_unsigned(as_enum(cacheConfig, _cudaFuncCache_class, b"cudaFuncCache", b"cacheConfig"), b"cacheConfig", UINT32_MAX)
 
     with nogil:
@@ -26726,8 +27370,8 @@ def cudaFuncGetAttributes(func):
     """
     cdef int _err
     cdef cudaFuncAttributes attr_record = cudaFuncAttributes.__new__(cudaFuncAttributes)
-    cdef object func_view = buffer_view(func)
-    cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
+    cdef object _c_func_view = buffer_view(func, b"func")
+    cdef void* _c_func = view_address(_c_func_view) if _c_func_view is not None else as_address(func, b"func")
 
     with nogil:
         _err = c.cudaFuncGetAttributes(attr_record._ptr, _c_func)
@@ -26802,8 +27446,8 @@ def cudaFuncSetAttribute(func, attr, value):
         cudaErrorInvalidValue
     """
     cdef int _err
-    cdef object func_view = buffer_view(func)
-    cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
+    cdef object _c_func_view = buffer_view(func, b"func")
+    cdef void* _c_func = view_address(_c_func_view) if _c_func_view is not None else as_address(func, b"func")
     cdef c.cudaFuncAttribute _c_attr = <c.cudaFuncAttribute>as_unsigned(as_enum(attr, _cudaFuncAttribute_class, b"cudaFuncAttribute", b"attr"), b"attr", UINT32_MAX)
     cdef int _c_value = <int>as_signed(value, b"value", INT32_MIN, INT32_MAX)
 
@@ -26845,8 +27489,8 @@ def cudaFuncGetName(func):
     """
     cdef int _err
     cdef const char* _c_name = NULL
-    cdef object func_view = buffer_view(func)
-    cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
+    cdef object _c_func_view = buffer_view(func, b"func")
+    cdef void* _c_func = view_address(_c_func_view) if _c_func_view is not None else as_address(func, b"func")
 
     with nogil:
         _err = c.cudaFuncGetName(&_c_name, _c_func)
@@ -26888,8 +27532,8 @@ def cudaFuncGetParamInfo(func, paramIndex):
         The size of the parameter in the device-side parameter layout
     """
     cdef int _err
-    cdef object func_view = buffer_view(func)
-    cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
+    cdef object _c_func_view = buffer_view(func, b"func")
+    cdef void* _c_func = view_address(_c_func_view) if _c_func_view is not None else as_address(func, b"func")
     cdef size_t _c_paramIndex = <size_t>as_unsigned(paramIndex, b"paramIndex", UINT64_MAX)
     cdef size_t _c_paramOffset = 0
     cdef size_t _c_paramSize = 0
@@ -27059,8 +27703,8 @@ def cudaFuncSetSharedMemConfig(func, config):
         cudaErrorInvalidValue,
     """
     cdef int _err
-    cdef object func_view = buffer_view(func)
-    cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
+    cdef object _c_func_view = buffer_view(func, b"func")
+    cdef void* _c_func = view_address(_c_func_view) if _c_func_view is not None else as_address(func, b"func")
     cdef c.cudaSharedMemConfig _c_config = <c.cudaSharedMemConfig>as_unsigned(as_enum(config, _cudaSharedMemConfig_class, b"cudaSharedMemConfig", b"config"), b"config", UINT32_MAX)
 
     with nogil:
@@ -27109,8 +27753,8 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSi
     """
     cdef int _err
     cdef int _c_numBlocks = 0
-    cdef object func_view = buffer_view(func)
-    cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
+    cdef object _c_func_view = buffer_view(func, b"func")
+    cdef void* _c_func = view_address(_c_func_view) if _c_func_view is not None else as_address(func, b"func")
     cdef int _c_blockSize = <int>as_signed(blockSize, b"blockSize", INT32_MIN, INT32_MAX)
     cdef size_t _c_dynamicSMemSize = <size_t>as_unsigned(dynamicSMemSize, b"dynamicSMemSize", UINT64_MAX)
 
@@ -27160,8 +27804,8 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
     """
     cdef int _err
     cdef size_t _c_dynamicSmemSize = 0
-    cdef object func_view = buffer_view(func)
-    cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
+    cdef object _c_func_view = buffer_view(func, b"func")
+    cdef void* _c_func = view_address(_c_func_view) if _c_func_view is not None else as_address(func, b"func")
     cdef int _c_numBlocks = <int>as_signed(numBlocks, b"numBlocks", INT32_MIN, INT32_MAX)
     cdef int _c_blockSize = <int>as_signed(blockSize, b"blockSize", INT32_MIN, INT32_MAX)
 
@@ -27228,8 +27872,8 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dyna
     """
     cdef int _err
     cdef int _c_numBlocks = 0
-    cdef object func_view = buffer_view(func)
-    cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
+    cdef object _c_func_view = buffer_view(func, b"func")
+    cdef void* _c_func = view_address(_c_func_view) if _c_func_view is not None else as_address(func, b"func")
     cdef int _c_blockSize = <int>as_signed(blockSize, b"blockSize", INT32_MIN, INT32_MAX)
     cdef size_t _c_dynamicSMemSize = <size_t>as_unsigned(dynamicSMemSize, b"dynamicSMemSize", UINT64_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
@@ -27283,8 +27927,8 @@ def cudaOccupancyMaxPotentialClusterSize(func, launchConfig):
     """
     cdef int _err
     cdef int _c_clusterSize = 0
-    cdef object func_view = buffer_view(func)
-    cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
+    cdef object _c_func_view = buffer_view(func, b"func")
+    cdef void* _c_func = view_address(_c_func_view) if _c_func_view is not None else as_address(func, b"func")
     cdef c.cudaLaunchConfig_t* _c_launchConfig = NULL
     if isinstance(launchConfig, cudaLaunchConfig_t):
         _c_launchConfig = (<cudaLaunchConfig_t>launchConfig)._ptr
@@ -27342,8 +27986,8 @@ def cudaOccupancyMaxActiveClusters(func, launchConfig):
     """
     cdef int _err
     cdef int _c_numClusters = 0
-    cdef object func_view = buffer_view(func)
-    cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
+    cdef object _c_func_view = buffer_view(func, b"func")
+    cdef void* _c_func = view_address(_c_func_view) if _c_func_view is not None else as_address(func, b"func")
     cdef c.cudaLaunchConfig_t* _c_launchConfig = NULL
     if isinstance(launchConfig, cudaLaunchConfig_t):
         _c_launchConfig = (<cudaLaunchConfig_t>launchConfig)._ptr
@@ -27667,8 +28311,8 @@ def cudaFree(devPtr):
         cudaErrorInvalidValue
     """
     cdef int _err
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = view_address(devPtr_view) if devPtr_view is not None else as_address(devPtr, b"devPtr")
+    cdef object _c_devPtr_view = buffer_view(devPtr, b"devPtr")
+    cdef void* _c_devPtr = view_address(_c_devPtr_view) if _c_devPtr_view is not None else as_address(devPtr, b"devPtr")
 
     with nogil:
         _err = c.cudaFree(_c_devPtr)
@@ -27704,8 +28348,8 @@ def cudaFreeHost(ptr):
         cudaErrorInvalidValue
     """
     cdef int _err
-    cdef object ptr_view = buffer_view(ptr)
-    cdef void* _c_ptr = view_address(ptr_view) if ptr_view is not None else as_address(ptr, b"ptr")
+    cdef object _c_ptr_view = buffer_view(ptr, b"ptr")
+    cdef void* _c_ptr = view_address(_c_ptr_view) if _c_ptr_view is not None else as_address(ptr, b"ptr")
 
     with nogil:
         _err = c.cudaFreeHost(_c_ptr)
@@ -27971,8 +28615,8 @@ def cudaHostRegister(ptr, size, flags):
     cdef int _err
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
-    cdef object ptr_view = buffer_view(ptr)
-    cdef void* _c_ptr = sized_view_address(ptr_view, _c_size, b"ptr", b"size") if ptr_view is not None else as_address(ptr, b"ptr")
+    cdef object _c_ptr_view = buffer_view(ptr, b"ptr")
+    cdef void* _c_ptr = sized_view_address(_c_ptr_view, _c_size, b"ptr", b"size") if _c_ptr_view is not None else as_address(ptr, b"ptr")
 
     with nogil:
         _err = c.cudaHostRegister(_c_ptr, _c_size, _c_flags)
@@ -28008,8 +28652,8 @@ def cudaHostUnregister(ptr):
         cudaErrorHostMemoryNotRegistered
     """
     cdef int _err
-    cdef object ptr_view = buffer_view(ptr)
-    cdef void* _c_ptr = view_address(ptr_view) if ptr_view is not None else as_address(ptr, b"ptr")
+    cdef object _c_ptr_view = buffer_view(ptr, b"ptr")
+    cdef void* _c_ptr = view_address(_c_ptr_view) if _c_ptr_view is not None else as_address(ptr, b"ptr")
 
     with nogil:
         _err = c.cudaHostUnregister(_c_ptr)
@@ -28069,8 +28713,8 @@ def cudaHostGetDevicePointer(pHost, flags):
     """
     cdef int _err
     cdef void* _c_pDevice = NULL
-    cdef object pHost_view = buffer_view(pHost)
-    cdef void* _c_pHost = view_address(pHost_view) if pHost_view is not None else as_address(pHost, b"pHost")
+    cdef object _c_pHost_view = buffer_view(pHost, b"pHost")
+    cdef void* _c_pHost = view_address(_c_pHost_view) if _c_pHost_view is not None else as_address(pHost, b"pHost")
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
@@ -28109,8 +28753,8 @@ def cudaHostGetFlags(pHost):
     """
     cdef int _err
     cdef unsigned int _c_pFlags = 0
-    cdef object pHost_view = buffer_view(pHost)
-    cdef void* _c_pHost = view_address(pHost_view) if pHost_view is not None else as_address(pHost, b"pHost")
+    cdef object _c_pHost_view = buffer_view(pHost, b"pHost")
+    cdef void* _c_pHost = view_address(_c_pHost_view) if _c_pHost_view is not None else as_address(pHost, b"pHost")
 
     with nogil:
         _err = c.cudaHostGetFlags(&_c_pFlags, _c_pHost)
@@ -29252,8 +29896,8 @@ def cudaMemcpy(dst, src, count, kind):
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
     cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = sized_view_address(_c_src_view, _c_count, b"src", b"count") if _c_src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaMemcpy(_c_dst, _c_src, _c_count, _c_kind)
@@ -29314,8 +29958,8 @@ def cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count):
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
     cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = sized_view_address(_c_src_view, _c_count, b"src", b"count") if _c_src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaMemcpyPeer(_c_dst, _c_dstDevice, _c_src, _c_srcDevice, _c_count)
@@ -29385,11 +30029,11 @@ def cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind):
         cudaErrorInvalidMemcpyDirection
     """
     cdef int _err
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
+    cdef object _c_dst_view = buffer_view(dst, b"dst")
+    cdef void* _c_dst = view_address(_c_dst_view) if _c_dst_view is not None else as_address(dst, b"dst")
     cdef size_t _c_dpitch = <size_t>as_unsigned(dpitch, b"dpitch", UINT64_MAX)
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = view_address(_c_src_view) if _c_src_view is not None else as_address(src, b"src")
     cdef size_t _c_spitch = <size_t>as_unsigned(spitch, b"spitch", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
@@ -29466,8 +30110,8 @@ def cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
     cdef c.cudaArray_t _c_dst = _as_cudaArray_t(dst, b"dst")
     cdef size_t _c_wOffset = <size_t>as_unsigned(wOffset, b"wOffset", UINT64_MAX)
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = view_address(_c_src_view) if _c_src_view is not None else as_address(src, b"src")
     cdef size_t _c_spitch = <size_t>as_unsigned(spitch, b"spitch", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
@@ -29541,8 +30185,8 @@ def cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kin
         cudaErrorInvalidMemcpyDirection
     """
     cdef int _err
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
+    cdef object _c_dst_view = buffer_view(dst, b"dst")
+    cdef void* _c_dst = view_address(_c_dst_view) if _c_dst_view is not None else as_address(dst, b"dst")
     cdef size_t _c_dpitch = <size_t>as_unsigned(dpitch, b"dpitch", UINT64_MAX)
     cdef c.cudaArray_const_t _c_src = _as_cudaArray_const_t(src, b"src")
     cdef size_t _c_wOffset = <size_t>as_unsigned(wOffset, b"wOffset", UINT64_MAX)
@@ -29689,10 +30333,10 @@ def cudaMemcpyToSymbol(symbol, src, count, offset, kind):
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
+    cdef object _c_symbol_view = buffer_view(symbol, b"symbol")
+    cdef void* _c_symbol = sized_view_address(_c_symbol_view, _c_count, b"symbol", b"count") if _c_symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = sized_view_address(_c_src_view, _c_count, b"src", b"count") if _c_src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaMemcpyToSymbol(_c_symbol, _c_src, _c_count, _c_offset, _c_kind)
@@ -29761,8 +30405,8 @@ def cudaMemcpyFromSymbol(dst, symbol, count, offset, kind):
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
     cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object _c_symbol_view = buffer_view(symbol, b"symbol")
+    cdef void* _c_symbol = sized_view_address(_c_symbol_view, _c_count, b"symbol", b"count") if _c_symbol_view is not None else as_address(symbol, b"symbol")
 
     with nogil:
         _err = c.cudaMemcpyFromSymbol(_c_dst, _c_symbol, _c_count, _c_offset, _c_kind)
@@ -29844,8 +30488,8 @@ def cudaMemcpyAsync(dst, src, count, kind, stream):
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
     cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
     cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = sized_view_address(_c_src_view, _c_count, b"src", b"count") if _c_src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaMemcpyAsync(_c_dst, _c_src, _c_count, _c_kind, _c_stream)
@@ -29908,8 +30552,8 @@ def cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream):
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
     cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
     cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = sized_view_address(_c_src_view, _c_count, b"src", b"count") if _c_src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaMemcpyPeerAsync(_c_dst, _c_dstDevice, _c_src, _c_srcDevice, _c_count, _c_stream)
@@ -30254,11 +30898,11 @@ def cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
         cudaErrorInvalidMemcpyDirection
     """
     cdef int _err
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
+    cdef object _c_dst_view = buffer_view(dst, b"dst")
+    cdef void* _c_dst = view_address(_c_dst_view) if _c_dst_view is not None else as_address(dst, b"dst")
     cdef size_t _c_dpitch = <size_t>as_unsigned(dpitch, b"dpitch", UINT64_MAX)
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = view_address(_c_src_view) if _c_src_view is not None else as_address(src, b"src")
     cdef size_t _c_spitch = <size_t>as_unsigned(spitch, b"spitch", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
@@ -30345,8 +30989,8 @@ def cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, 
     cdef c.cudaArray_t _c_dst = _as_cudaArray_t(dst, b"dst")
     cdef size_t _c_wOffset = <size_t>as_unsigned(wOffset, b"wOffset", UINT64_MAX)
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = view_address(_c_src_view) if _c_src_view is not None else as_address(src, b"src")
     cdef size_t _c_spitch = <size_t>as_unsigned(spitch, b"spitch", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
@@ -30429,8 +31073,8 @@ def cudaMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height
         cudaErrorInvalidMemcpyDirection
     """
     cdef int _err
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
+    cdef object _c_dst_view = buffer_view(dst, b"dst")
+    cdef void* _c_dst = view_address(_c_dst_view) if _c_dst_view is not None else as_address(dst, b"dst")
     cdef size_t _c_dpitch = <size_t>as_unsigned(dpitch, b"dpitch", UINT64_MAX)
     cdef c.cudaArray_const_t _c_src = _as_cudaArray_const_t(src, b"src")
     cdef size_t _c_wOffset = <size_t>as_unsigned(wOffset, b"wOffset", UINT64_MAX)
@@ -30512,10 +31156,10 @@ def cudaMemcpyToSymbolAsync(symbol, src, count, offset, kind, stream):
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
+    cdef object _c_symbol_view = buffer_view(symbol, b"symbol")
+    cdef void* _c_symbol = sized_view_address(_c_symbol_view, _c_count, b"symbol", b"count") if _c_symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = sized_view_address(_c_src_view, _c_count, b"src", b"count") if _c_src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaMemcpyToSymbolAsync(_c_symbol, _c_src, _c_count, _c_offset, _c_kind, _c_stream)
@@ -30594,8 +31238,8 @@ def cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream):
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
     cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
     cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object _c_symbol_view = buffer_view(symbol, b"symbol")
+    cdef void* _c_symbol = sized_view_address(_c_symbol_view, _c_count, b"symbol", b"count") if _c_symbol_view is not None else as_address(symbol, b"symbol")
 
     with nogil:
         _err = c.cudaMemcpyFromSymbolAsync(_c_dst, _c_symbol, _c_count, _c_offset, _c_kind, _c_stream)
@@ -30693,8 +31337,8 @@ def cudaMemset2D(devPtr, pitch, value, width, height):
         cudaErrorInvalidValue,
     """
     cdef int _err
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = view_address(devPtr_view) if devPtr_view is not None else as_address(devPtr, b"devPtr")
+    cdef object _c_devPtr_view = buffer_view(devPtr, b"devPtr")
+    cdef void* _c_devPtr = view_address(_c_devPtr_view) if _c_devPtr_view is not None else as_address(devPtr, b"devPtr")
     cdef size_t _c_pitch = <size_t>as_unsigned(pitch, b"pitch", UINT64_MAX)
     cdef int _c_value = <int>as_signed(value, b"value", INT32_MIN, INT32_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
@@ -30874,8 +31518,8 @@ def cudaMemset2DAsync(devPtr, pitch, value, width, height, stream):
         cudaErrorInvalidValue,
     """
     cdef int _err
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = view_address(devPtr_view) if devPtr_view is not None else as_address(devPtr, b"devPtr")
+    cdef object _c_devPtr_view = buffer_view(devPtr, b"devPtr")
+    cdef void* _c_devPtr = view_address(_c_devPtr_view) if _c_devPtr_view is not None else as_address(devPtr, b"devPtr")
     cdef size_t _c_pitch = <size_t>as_unsigned(pitch, b"pitch", UINT64_MAX)
     cdef int _c_value = <int>as_signed(value, b"value", INT32_MIN, INT32_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
@@ -30991,8 +31635,8 @@ def cudaGetSymbolAddress(symbol):
     """
     cdef int _err
     cdef void* _c_devPtr = NULL
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = view_address(symbol_view) if symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object _c_symbol_view = buffer_view(symbol, b"symbol")
+    cdef void* _c_symbol = view_address(_c_symbol_view) if _c_symbol_view is not None else as_address(symbol, b"symbol")
 
     with nogil:
         _err = c.cudaGetSymbolAddress(&_c_devPtr, _c_symbol)
@@ -31035,8 +31679,8 @@ def cudaGetSymbolSize(symbol):
     """
     cdef int _err
     cdef size_t _c_size = 0
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = view_address(symbol_view) if symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object _c_symbol_view = buffer_view(symbol, b"symbol")
+    cdef void* _c_symbol = view_address(_c_symbol_view) if _c_symbol_view is not None else as_address(symbol, b"symbol")
 
     with nogil:
         _err = c.cudaGetSymbolSize(&_c_size, _c_symbol)
@@ -31138,8 +31782,8 @@ def cudaMemPrefetchAsync(devPtr, count, location, flags, stream):
     cdef c.cudaMemLocation* _c_location = _as_cudaMemLocation_ptr(location, b"location")
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_count, b"devPtr", b"count") if devPtr_view is not None else as_address(devPtr, b"devPtr")
+    cdef object _c_devPtr_view = buffer_view(devPtr, b"devPtr")
+    cdef void* _c_devPtr = sized_view_address(_c_devPtr_view, _c_count, b"devPtr", b"count") if _c_devPtr_view is not None else as_address(devPtr, b"devPtr")
 
     with nogil:
         _err = c.cudaMemPrefetchAsync(_c_devPtr, _c_count, _c_location[0], _c_flags, _c_stream)
@@ -31648,8 +32292,8 @@ def cudaMemAdvise(devPtr, count, advice, location):
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemoryAdvise _c_advice = <c.cudaMemoryAdvise>as_unsigned(as_enum(advice, _cudaMemoryAdvise_class, b"cudaMemoryAdvise", b"advice"), b"advice", UINT32_MAX)
     cdef c.cudaMemLocation* _c_location = _as_cudaMemLocation_ptr(location, b"location")
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_count, b"devPtr", b"count") if devPtr_view is not None else as_address(devPtr, b"devPtr")
+    cdef object _c_devPtr_view = buffer_view(devPtr, b"devPtr")
+    cdef void* _c_devPtr = sized_view_address(_c_devPtr_view, _c_count, b"devPtr", b"count") if _c_devPtr_view is not None else as_address(devPtr, b"devPtr")
 
     with nogil:
         _err = c.cudaMemAdvise(_c_devPtr, _c_count, _c_advice, _c_location[0])
@@ -31754,8 +32398,8 @@ def cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count):
     cdef size_t data_size = max(<size_t>_c_dataSize, _cudaMemRangeAttribute_size(_c_attribute, b"attribute"))
     cdef bytearray data_storage = bytearray(data_size)
     cdef void* _c_data = <void*><char*>data_storage
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_count, b"devPtr", b"count") if devPtr_view is not None else as_address(devPtr, b"devPtr")
+    cdef object _c_devPtr_view = buffer_view(devPtr, b"devPtr")
+    cdef void* _c_devPtr = sized_view_address(_c_devPtr_view, _c_count, b"devPtr", b"count") if _c_devPtr_view is not None else as_address(devPtr, b"devPtr")
 
     with nogil:
         _err = c.cudaMemRangeGetAttribute(_c_data, _c_dataSize, _c_attribute, _c_devPtr, _c_count)
@@ -31860,8 +32504,8 @@ def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, coun
         for i in range(attributes_count):
             item = attributes[i]
             _c_attributes[i] = <c.cudaMemRangeAttribute>as_unsigned(as_enum(item, _cudaMemRangeAttribute_class, b"cudaMemRangeAttribute", b"attributes"), b"attributes", UINT32_MAX)
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_count, b"devPtr", b"count") if devPtr_view is not None else as_address(devPtr, b"devPtr")
+    cdef object _c_devPtr_view = buffer_view(devPtr, b"devPtr")
+    cdef void* _c_devPtr = sized_view_address(_c_devPtr_view, _c_count, b"devPtr", b"count") if _c_devPtr_view is not None else as_address(devPtr, b"devPtr")
     # A value per attribute in the dataSizes bytes the caller gives for it (an
     # array attribute fills them all), never less than its type takes: an
     # unknown attribute is refused before C could write past it.
@@ -31943,8 +32587,8 @@ def cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind):
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = sized_view_address(_c_src_view, _c_count, b"src", b"count") if _c_src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaMemcpyToArray(_c_dst, _c_wOffset, _c_hOffset, _c_src, _c_count, _c_kind)
@@ -32161,8 +32805,8 @@ def cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream):
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = sized_view_address(_c_src_view, _c_count, b"src", b"count") if _c_src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaMemcpyToArrayAsync(_c_dst, _c_wOffset, _c_hOffset, _c_src, _c_count, _c_kind, _c_stream)
@@ -32335,8 +32979,8 @@ def cudaFreeAsync(devPtr, hStream):
         cudaErrorNotSupported
     """
     cdef int _err
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = view_address(devPtr_view) if devPtr_view is not None else as_address(devPtr, b"devPtr")
+    cdef object _c_devPtr_view = buffer_view(devPtr, b"devPtr")
+    cdef void* _c_devPtr = view_address(_c_devPtr_view) if _c_devPtr_view is not None else as_address(devPtr, b"devPtr")
     cdef c.cudaStream_t _c_hStream = _as_cudaStream_t(hStream, b"hStream")
 
     with nogil:
@@ -32992,8 +33636,8 @@ def cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, fla
         cudaErrorOutOfMemory
     """
     cdef int _err
-    cdef object shareableHandle_view = buffer_view(shareableHandle)
-    cdef void* _c_shareableHandle = view_address(shareableHandle_view) if shareableHandle_view is not None else as_address(shareableHandle, b"shareableHandle")
+    cdef object _c_shareableHandle_view = buffer_view(shareableHandle, b"shareableHandle")
+    cdef void* _c_shareableHandle = view_address(_c_shareableHandle_view) if _c_shareableHandle_view is not None else as_address(shareableHandle, b"shareableHandle")
     cdef c.cudaMemPool_t _c_memPool = _as_cudaMemPool_t(memPool, b"memPool")
     cdef c.cudaMemAllocationHandleType _c_handleType = <c.cudaMemAllocationHandleType>as_unsigned(as_enum(handleType, _cudaMemAllocationHandleType_class, b"cudaMemAllocationHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
@@ -33039,8 +33683,8 @@ def cudaMemPoolImportFromShareableHandle(shareableHandle, handleType, flags):
     """
     cdef int _err
     cdef cudaMemPool_t memPool_handle = cudaMemPool_t.__new__(cudaMemPool_t)
-    cdef object shareableHandle_view = buffer_view(shareableHandle)
-    cdef void* _c_shareableHandle = view_address(shareableHandle_view) if shareableHandle_view is not None else as_address(shareableHandle, b"shareableHandle")
+    cdef object _c_shareableHandle_view = buffer_view(shareableHandle, b"shareableHandle")
+    cdef void* _c_shareableHandle = view_address(_c_shareableHandle_view) if _c_shareableHandle_view is not None else as_address(shareableHandle, b"shareableHandle")
     cdef c.cudaMemAllocationHandleType _c_handleType = <c.cudaMemAllocationHandleType>as_unsigned(as_enum(handleType, _cudaMemAllocationHandleType_class, b"cudaMemAllocationHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
@@ -33080,8 +33724,8 @@ def cudaMemPoolExportPointer(ptr):
     """
     cdef int _err
     cdef cudaMemPoolPtrExportData exportData_record = cudaMemPoolPtrExportData.__new__(cudaMemPoolPtrExportData)
-    cdef object ptr_view = buffer_view(ptr)
-    cdef void* _c_ptr = view_address(ptr_view) if ptr_view is not None else as_address(ptr, b"ptr")
+    cdef object _c_ptr_view = buffer_view(ptr, b"ptr")
+    cdef void* _c_ptr = view_address(_c_ptr_view) if _c_ptr_view is not None else as_address(ptr, b"ptr")
 
     with nogil:
         _err = c.cudaMemPoolExportPointer(exportData_record._ptr, _c_ptr)
@@ -33216,8 +33860,8 @@ def cudaPointerGetAttributes(ptr):
     """
     cdef int _err
     cdef cudaPointerAttributes attributes_record = cudaPointerAttributes.__new__(cudaPointerAttributes)
-    cdef object ptr_view = buffer_view(ptr)
-    cdef void* _c_ptr = view_address(ptr_view) if ptr_view is not None else as_address(ptr, b"ptr")
+    cdef object _c_ptr_view = buffer_view(ptr, b"ptr")
+    cdef void* _c_ptr = view_address(_c_ptr_view) if _c_ptr_view is not None else as_address(ptr, b"ptr")
 
 
     _err = c.cudaPointerGetAttributes(attributes_record._ptr, _c_ptr)
@@ -35225,10 +35869,10 @@ def cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, numDependencies, symbol
         for i in range(pDependencies_count):
             item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
+    cdef object _c_symbol_view = buffer_view(symbol, b"symbol")
+    cdef void* _c_symbol = sized_view_address(_c_symbol_view, _c_count, b"symbol", b"count") if _c_symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = sized_view_address(_c_src_view, _c_count, b"src", b"count") if _c_src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaGraphAddMemcpyNodeToSymbol(&pGraphNode_handle._ptr, _c_graph, _c_pDependencies, _c_numDependencies, _c_symbol, _c_src, _c_count, _c_offset, _c_kind)
@@ -35304,8 +35948,8 @@ def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, numDependencies, dst,
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
     cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
     cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object _c_symbol_view = buffer_view(symbol, b"symbol")
+    cdef void* _c_symbol = sized_view_address(_c_symbol_view, _c_count, b"symbol", b"count") if _c_symbol_view is not None else as_address(symbol, b"symbol")
 
     with nogil:
         _err = c.cudaGraphAddMemcpyNodeFromSymbol(&pGraphNode_handle._ptr, _c_graph, _c_pDependencies, _c_numDependencies, _c_dst, _c_symbol, _c_count, _c_offset, _c_kind)
@@ -35378,8 +36022,8 @@ def cudaGraphAddMemcpyNode1D(graph, pDependencies, numDependencies, dst, src, co
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
     cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
     cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = sized_view_address(_c_src_view, _c_count, b"src", b"count") if _c_src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaGraphAddMemcpyNode1D(&pGraphNode_handle._ptr, _c_graph, _c_pDependencies, _c_numDependencies, _c_dst, _c_src, _c_count, _c_kind)
@@ -35505,10 +36149,10 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
+    cdef object _c_symbol_view = buffer_view(symbol, b"symbol")
+    cdef void* _c_symbol = sized_view_address(_c_symbol_view, _c_count, b"symbol", b"count") if _c_symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = sized_view_address(_c_src_view, _c_count, b"src", b"count") if _c_src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaGraphMemcpyNodeSetParamsToSymbol(_c_node, _c_symbol, _c_src, _c_count, _c_offset, _c_kind)
@@ -35554,8 +36198,8 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kin
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
     cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object _c_symbol_view = buffer_view(symbol, b"symbol")
+    cdef void* _c_symbol = sized_view_address(_c_symbol_view, _c_count, b"symbol", b"count") if _c_symbol_view is not None else as_address(symbol, b"symbol")
 
     with nogil:
         _err = c.cudaGraphMemcpyNodeSetParamsFromSymbol(_c_node, _c_dst, _c_symbol, _c_count, _c_offset, _c_kind)
@@ -35598,8 +36242,8 @@ def cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind):
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
     cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = sized_view_address(_c_src_view, _c_count, b"src", b"count") if _c_src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaGraphMemcpyNodeSetParams1D(_c_node, _c_dst, _c_src, _c_count, _c_kind)
@@ -36713,8 +37357,8 @@ def cudaGraphAddMemFreeNode(graph, pDependencies, numDependencies, dptr):
     cdef cudaGraphNode_t pGraphNode_handle = cudaGraphNode_t.__new__(cudaGraphNode_t)
     cdef c.cudaGraph_t _c_graph = _as_cudaGraph_t(graph, b"graph")
     cdef size_t _c_numDependencies = <size_t>as_unsigned(numDependencies, b"numDependencies", UINT64_MAX)
-    cdef object dptr_view = buffer_view(dptr)
-    cdef void* _c_dptr = view_address(dptr_view) if dptr_view is not None else as_address(dptr, b"dptr")
+    cdef object _c_dptr_view = buffer_view(dptr, b"dptr")
+    cdef void* _c_dptr = view_address(_c_dptr_view) if _c_dptr_view is not None else as_address(dptr, b"dptr")
     cdef bytearray pDependencies_storage = None
     cdef list pDependencies_keep = []
     cdef c.cudaGraphNode_t* _c_pDependencies = NULL
@@ -36762,8 +37406,8 @@ def cudaGraphMemFreeNodeGetParams(node, dptr_out):
     """
     cdef int _err
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
-    cdef object dptr_out_view = buffer_view(dptr_out)
-    cdef void* _c_dptr_out = view_address(dptr_out_view) if dptr_out_view is not None else as_address(dptr_out, b"dptr_out")
+    cdef object _c_dptr_out_view = buffer_view(dptr_out, b"dptr_out")
+    cdef void* _c_dptr_out = view_address(_c_dptr_out_view) if _c_dptr_out_view is not None else as_address(dptr_out, b"dptr_out")
 
     with nogil:
         _err = c.cudaGraphMemFreeNodeGetParams(_c_node, _c_dptr_out)
@@ -38015,10 +38659,10 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec, node, symbol, src, coun
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
+    cdef object _c_symbol_view = buffer_view(symbol, b"symbol")
+    cdef void* _c_symbol = sized_view_address(_c_symbol_view, _c_count, b"symbol", b"count") if _c_symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = sized_view_address(_c_src_view, _c_count, b"src", b"count") if _c_src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaGraphExecMemcpyNodeSetParamsToSymbol(_c_hGraphExec, _c_node, _c_symbol, _c_src, _c_count, _c_offset, _c_kind)
@@ -38068,8 +38712,8 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec, node, dst, symbol, co
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
     cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object _c_symbol_view = buffer_view(symbol, b"symbol")
+    cdef void* _c_symbol = sized_view_address(_c_symbol_view, _c_count, b"symbol", b"count") if _c_symbol_view is not None else as_address(symbol, b"symbol")
 
     with nogil:
         _err = c.cudaGraphExecMemcpyNodeSetParamsFromSymbol(_c_hGraphExec, _c_node, _c_dst, _c_symbol, _c_count, _c_offset, _c_kind)
@@ -38116,8 +38760,8 @@ def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind):
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
     cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
+    cdef object _c_src_view = buffer_view(src, b"src")
+    cdef void* _c_src = sized_view_address(_c_src_view, _c_count, b"src", b"count") if _c_src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaGraphExecMemcpyNodeSetParams1D(_c_hGraphExec, _c_node, _c_dst, _c_src, _c_count, _c_kind)
@@ -39416,8 +40060,8 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
     """
     cdef int _err
     cdef cudaLibrary_t library_handle = cudaLibrary_t.__new__(cudaLibrary_t)
-    cdef object code_view = buffer_view(code)
-    cdef void* _c_code = view_address(code_view) if code_view is not None else as_address(code, b"code")
+    cdef object _c_code_view = buffer_view(code, b"code")
+    cdef void* _c_code = view_address(_c_code_view) if _c_code_view is not None else as_address(code, b"code")
     cdef unsigned int _c_numJitOptions = <unsigned int>as_unsigned(numJitOptions, b"numJitOptions", UINT32_MAX)
     cdef unsigned int _c_numLibraryOptions = <unsigned int>as_unsigned(numLibraryOptions, b"numLibraryOptions", UINT32_MAX)
     cdef bytearray jitOptions_storage = None
@@ -40177,8 +40821,8 @@ def cudaGetFuncBySymbol(symbolPtr):
     """
     cdef int _err
     cdef cudaFunction_t functionPtr_handle = cudaFunction_t.__new__(cudaFunction_t)
-    cdef object symbolPtr_view = buffer_view(symbolPtr)
-    cdef void* _c_symbolPtr = view_address(symbolPtr_view) if symbolPtr_view is not None else as_address(symbolPtr, b"symbolPtr")
+    cdef object _c_symbolPtr_view = buffer_view(symbolPtr, b"symbolPtr")
+    cdef void* _c_symbolPtr = view_address(_c_symbolPtr_view) if _c_symbolPtr_view is not None else as_address(symbolPtr, b"symbolPtr")
 
     with nogil:
         _err = c.cudaGetFuncBySymbol(&functionPtr_handle._ptr, _c_symbolPtr)
@@ -40222,8 +40866,8 @@ def cudaGetKernel(entryFuncAddr):
     """
     cdef int _err
     cdef cudaKernel_t kernelPtr_handle = cudaKernel_t.__new__(cudaKernel_t)
-    cdef object entryFuncAddr_view = buffer_view(entryFuncAddr)
-    cdef void* _c_entryFuncAddr = view_address(entryFuncAddr_view) if entryFuncAddr_view is not None else as_address(entryFuncAddr, b"entryFuncAddr")
+    cdef object _c_entryFuncAddr_view = buffer_view(entryFuncAddr, b"entryFuncAddr")
+    cdef void* _c_entryFuncAddr = view_address(_c_entryFuncAddr_view) if _c_entryFuncAddr_view is not None else as_address(entryFuncAddr, b"entryFuncAddr")
 
     with nogil:
         _err = c.cudaGetKernel(&kernelPtr_handle._ptr, _c_entryFuncAddr)
@@ -40322,8 +40966,8 @@ def make_cudaPitchedPtr(d, p, xsz, ysz):
         cudaPitchedPtr specified by d, p, xsz, and ysz
     """
     cdef c.cudaPitchedPtr _r
-    cdef object d_view = buffer_view(d)
-    cdef void* _c_d = view_address(d_view) if d_view is not None else as_address(d, b"d")
+    cdef object _c_d_view = buffer_view(d, b"d")
+    cdef void* _c_d = view_address(_c_d_view) if _c_d_view is not None else as_address(d, b"d")
     cdef size_t _c_p = <size_t>as_unsigned(p, b"p", UINT64_MAX)
     cdef size_t _c_xsz = <size_t>as_unsigned(xsz, b"xsz", UINT64_MAX)
     cdef size_t _c_ysz = <size_t>as_unsigned(ysz, b"ysz", UINT64_MAX)

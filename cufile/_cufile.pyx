@@ -863,7 +863,11 @@ cdef class CUfileError_t(Struct):
         memset(&self._value, 0, sizeof(c.CUfileError_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUfileError_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -876,7 +880,7 @@ cdef class CUfileError_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -927,7 +931,11 @@ cdef class CUfileDrvProps_t_nvfs(Struct):
         memset(&self._value, 0, sizeof(c.CUfileDrvProps_t_nvfs))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUfileDrvProps_t_nvfs*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -940,7 +948,7 @@ cdef class CUfileDrvProps_t_nvfs(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -1030,7 +1038,11 @@ cdef class CUfileDrvProps_t(Struct):
         memset(&self._value, 0, sizeof(c.CUfileDrvProps_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUfileDrvProps_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -1043,7 +1055,7 @@ cdef class CUfileDrvProps_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -1143,7 +1155,11 @@ cdef class cufileRDMAInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.cufileRDMAInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.cufileRDMAInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -1156,7 +1172,7 @@ cdef class cufileRDMAInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -1187,7 +1203,7 @@ cdef class cufileRDMAInfo_t(Struct):
     @desc_str.setter
     def desc_str(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"desc_str")
         self._root()._keep(<uintptr_t>&self._ptr.desc_str, view)
         self._ptr.desc_str = <const char*>(view_address(view) if view is not None else as_address(value, b"desc_str"))
 
@@ -1219,7 +1235,11 @@ cdef class CUfileFSOps_t(Struct):
         memset(&self._value, 0, sizeof(c.CUfileFSOps_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUfileFSOps_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -1232,7 +1252,7 @@ cdef class CUfileFSOps_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -1243,7 +1263,7 @@ cdef class CUfileFSOps_t(Struct):
     @fs_type.setter
     def fs_type(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"fs_type")
         self._root()._keep(<uintptr_t>&self._ptr.fs_type, view)
         self._ptr.fs_type = <const char* (*)(void*) noexcept>(view_address(view) if view is not None else as_address(value, b"fs_type"))
 
@@ -1256,7 +1276,7 @@ cdef class CUfileFSOps_t(Struct):
     @getRDMADeviceList.setter
     def getRDMADeviceList(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"getRDMADeviceList")
         self._root()._keep(<uintptr_t>&self._ptr.getRDMADeviceList, view)
         self._ptr.getRDMADeviceList = <int (*)(void*, c.sockaddr_t**) noexcept>(view_address(view) if view is not None else as_address(value, b"getRDMADeviceList"))
 
@@ -1269,7 +1289,7 @@ cdef class CUfileFSOps_t(Struct):
     @getRDMADevicePriority.setter
     def getRDMADevicePriority(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"getRDMADevicePriority")
         self._root()._keep(<uintptr_t>&self._ptr.getRDMADevicePriority, view)
         self._ptr.getRDMADevicePriority = <int (*)(void*, char*, size_t, long, c.sockaddr_t*) noexcept>(view_address(view) if view is not None else as_address(value, b"getRDMADevicePriority"))
 
@@ -1282,7 +1302,7 @@ cdef class CUfileFSOps_t(Struct):
     @read.setter
     def read(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"read")
         self._root()._keep(<uintptr_t>&self._ptr.read, view)
         self._ptr.read = <long (*)(void*, char*, size_t, long, c.cufileRDMAInfo_t*) noexcept>(view_address(view) if view is not None else as_address(value, b"read"))
 
@@ -1295,7 +1315,7 @@ cdef class CUfileFSOps_t(Struct):
     @write.setter
     def write(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"write")
         self._root()._keep(<uintptr_t>&self._ptr.write, view)
         self._ptr.write = <long (*)(void*, const char*, size_t, long, c.cufileRDMAInfo_t*) noexcept>(view_address(view) if view is not None else as_address(value, b"write"))
 
@@ -1322,12 +1342,17 @@ CUfileFSOps = CUfileFSOps_t
 cdef class CUfileDescr_t_handle(Struct):
     """Union CUfileDescr_t_handle of the C API."""
     _fields = ("fd", "handle", )
+    _hex_fields = ("handle", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUfileDescr_t_handle))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUfileDescr_t_handle*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -1340,7 +1365,7 @@ cdef class CUfileDescr_t_handle(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -1361,7 +1386,7 @@ cdef class CUfileDescr_t_handle(Struct):
     @handle.setter
     def handle(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"handle")
         self._root()._keep(<uintptr_t>&self._ptr.handle, view)
         self._ptr.handle = <void*>(view_address(view) if view is not None else as_address(value, b"handle"))
 
@@ -1393,7 +1418,11 @@ cdef class CUfileDescr_t(Struct):
         memset(&self._value, 0, sizeof(c.CUfileDescr_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUfileDescr_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -1406,7 +1435,7 @@ cdef class CUfileDescr_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -1479,12 +1508,17 @@ set_type_attr(CUfileDescr_t, "sizeof", sizeof(c.CUfileDescr_t))
 cdef class CUfileIOParams_t_u_batch(Struct):
     """Struct CUfileIOParams_t_u_batch of the C API."""
     _fields = ("devPtr_base", "file_offset", "devPtr_offset", "size", )
+    _hex_fields = ("devPtr_base", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUfileIOParams_t_u_batch))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUfileIOParams_t_u_batch*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -1497,7 +1531,7 @@ cdef class CUfileIOParams_t_u_batch(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -1508,7 +1542,7 @@ cdef class CUfileIOParams_t_u_batch(Struct):
     @devPtr_base.setter
     def devPtr_base(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"devPtr_base")
         self._root()._keep(<uintptr_t>&self._ptr.devPtr_base, view)
         self._ptr.devPtr_base = <void*>(view_address(view) if view is not None else as_address(value, b"devPtr_base"))
 
@@ -1570,7 +1604,11 @@ cdef class CUfileIOParams_t_u(Struct):
         memset(&self._value, 0, sizeof(c.CUfileIOParams_t_u))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUfileIOParams_t_u*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -1583,7 +1621,7 @@ cdef class CUfileIOParams_t_u(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -1618,12 +1656,17 @@ set_type_attr(CUfileIOParams_t_u, "sizeof", sizeof(c.CUfileIOParams_t_u))
 cdef class CUfileIOParams_t(Struct):
     """Struct CUfileIOParams_t of the C API."""
     _fields = ("mode", "u", "fh", "opcode", "cookie", )
+    _hex_fields = ("cookie", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUfileIOParams_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUfileIOParams_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -1636,7 +1679,7 @@ cdef class CUfileIOParams_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -1689,7 +1732,7 @@ cdef class CUfileIOParams_t(Struct):
     @cookie.setter
     def cookie(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"cookie")
         self._root()._keep(<uintptr_t>&self._ptr.cookie, view)
         self._ptr.cookie = <void*>(view_address(view) if view is not None else as_address(value, b"cookie"))
 
@@ -1716,12 +1759,17 @@ CUfileIOParams = CUfileIOParams_t
 cdef class CUfileIOEvents_t(Struct):
     """Struct CUfileIOEvents_t of the C API."""
     _fields = ("cookie", "status", "ret", )
+    _hex_fields = ("cookie", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUfileIOEvents_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUfileIOEvents_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -1734,7 +1782,7 @@ cdef class CUfileIOEvents_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -1745,7 +1793,7 @@ cdef class CUfileIOEvents_t(Struct):
     @cookie.setter
     def cookie(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"cookie")
         self._root()._keep(<uintptr_t>&self._ptr.cookie, view)
         self._ptr.cookie = <void*>(view_address(view) if view is not None else as_address(value, b"cookie"))
 
@@ -1798,7 +1846,11 @@ cdef class CUfileOpCounter_t(Struct):
         memset(&self._value, 0, sizeof(c.CUfileOpCounter_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUfileOpCounter_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -1811,7 +1863,7 @@ cdef class CUfileOpCounter_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -1861,7 +1913,11 @@ cdef class CUfileStatsLevel1_t(Struct):
         memset(&self._value, 0, sizeof(c.CUfileStatsLevel1_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUfileStatsLevel1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -1874,7 +1930,7 @@ cdef class CUfileStatsLevel1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -2334,7 +2390,11 @@ cdef class CUfileStatsLevel2_t(Struct):
         memset(&self._value, 0, sizeof(c.CUfileStatsLevel2_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUfileStatsLevel2_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -2347,7 +2407,7 @@ cdef class CUfileStatsLevel2_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -2413,7 +2473,11 @@ cdef class CUfilePerGpuStats_t(Struct):
         memset(&self._value, 0, sizeof(c.CUfilePerGpuStats_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUfilePerGpuStats_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -2426,7 +2490,7 @@ cdef class CUfilePerGpuStats_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -2756,7 +2820,11 @@ cdef class CUfileStatsLevel3_t(Struct):
         memset(&self._value, 0, sizeof(c.CUfileStatsLevel3_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.CUfileStatsLevel3_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -2769,7 +2837,7 @@ cdef class CUfileStatsLevel3_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -2795,7 +2863,7 @@ cdef class CUfileStatsLevel3_t(Struct):
     @property
     def per_gpu_stats(self):
         """"""
-        return [CUfilePerGpuStats_t._view(&self._ptr.per_gpu_stats[i], self._root()) for i in range(16)]
+        return [_copy_CUfilePerGpuStats_t(&self._ptr.per_gpu_stats[i]) for i in range(16)]
 
     @per_gpu_stats.setter
     def per_gpu_stats(self, value):
@@ -2832,7 +2900,11 @@ cdef class sockaddr_t(Struct):
         memset(&self._value, 0, sizeof(c.sockaddr_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.sockaddr_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -2845,7 +2917,7 @@ cdef class sockaddr_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
 
@@ -2876,7 +2948,11 @@ cdef class timespec(Struct):
         memset(&self._value, 0, sizeof(c.timespec))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.timespec*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -2889,7 +2965,7 @@ cdef class timespec(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
 
@@ -3053,8 +3129,8 @@ def cuFileBufRegister(bufPtr_base, length, flags):
         CU_FILE_GPU_MEMORY_PINNING_FAILED if not enough pinned memory is available
     """
     cdef int _err
-    cdef object bufPtr_base_view = buffer_view(bufPtr_base)
-    cdef void* _c_bufPtr_base = view_address(bufPtr_base_view) if bufPtr_base_view is not None else as_address(bufPtr_base, b"bufPtr_base")
+    cdef object _c_bufPtr_base_view = buffer_view(bufPtr_base, b"bufPtr_base")
+    cdef void* _c_bufPtr_base = view_address(_c_bufPtr_base_view) if _c_bufPtr_base_view is not None else as_address(bufPtr_base, b"bufPtr_base")
     cdef size_t _c_length = <size_t>as_unsigned(length, b"length", UINT64_MAX)
     cdef int _c_flags = <int>as_signed(flags, b"flags", INT32_MIN, INT32_MAX)
 
@@ -3087,8 +3163,8 @@ def cuFileBufDeregister(bufPtr_base):
         CU_FILE_INVALID_VALUE on invalid memory pointer or unregistered memory pointer
     """
     cdef int _err
-    cdef object bufPtr_base_view = buffer_view(bufPtr_base)
-    cdef void* _c_bufPtr_base = view_address(bufPtr_base_view) if bufPtr_base_view is not None else as_address(bufPtr_base, b"bufPtr_base")
+    cdef object _c_bufPtr_base_view = buffer_view(bufPtr_base, b"bufPtr_base")
+    cdef void* _c_bufPtr_base = view_address(_c_bufPtr_base_view) if _c_bufPtr_base_view is not None else as_address(bufPtr_base, b"bufPtr_base")
 
     with nogil:
         _err = c.cuFileBufDeregister(_c_bufPtr_base).err
@@ -3136,8 +3212,8 @@ def cuFileRead(fh, bufPtr_base, size, file_offset, bufPtr_offset):
     """
     cdef long _r
     cdef c.CUfileHandle_t _c_fh = _as_CUfileHandle_t(fh, b"fh")
-    cdef object bufPtr_base_view = buffer_view(bufPtr_base)
-    cdef void* _c_bufPtr_base = view_address(bufPtr_base_view) if bufPtr_base_view is not None else as_address(bufPtr_base, b"bufPtr_base")
+    cdef object _c_bufPtr_base_view = buffer_view(bufPtr_base, b"bufPtr_base")
+    cdef void* _c_bufPtr_base = view_address(_c_bufPtr_base_view) if _c_bufPtr_base_view is not None else as_address(bufPtr_base, b"bufPtr_base")
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
     cdef long _c_file_offset = <long>as_signed(file_offset, b"file_offset", INT64_MIN, INT64_MAX)
     cdef long _c_bufPtr_offset = <long>as_signed(bufPtr_offset, b"bufPtr_offset", INT64_MIN, INT64_MAX)
@@ -3187,8 +3263,8 @@ def cuFileWrite(fh, bufPtr_base, size, file_offset, bufPtr_offset):
     """
     cdef long _r
     cdef c.CUfileHandle_t _c_fh = _as_CUfileHandle_t(fh, b"fh")
-    cdef object bufPtr_base_view = buffer_view(bufPtr_base)
-    cdef void* _c_bufPtr_base = view_address(bufPtr_base_view) if bufPtr_base_view is not None else as_address(bufPtr_base, b"bufPtr_base")
+    cdef object _c_bufPtr_base_view = buffer_view(bufPtr_base, b"bufPtr_base")
+    cdef void* _c_bufPtr_base = view_address(_c_bufPtr_base_view) if _c_bufPtr_base_view is not None else as_address(bufPtr_base, b"bufPtr_base")
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
     cdef long _c_file_offset = <long>as_signed(file_offset, b"file_offset", INT64_MIN, INT64_MAX)
     cdef long _c_bufPtr_offset = <long>as_signed(bufPtr_offset, b"bufPtr_offset", INT64_MIN, INT64_MAX)

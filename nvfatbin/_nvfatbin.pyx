@@ -342,8 +342,8 @@ def nvFatbinAddPTX(handle, code, size, arch, identifier, optionsCmdLine):
     cdef const char* _c_identifier = cstring_ptr(identifier_bytes)
     cdef object optionsCmdLine_bytes = as_cstring(optionsCmdLine, b"optionsCmdLine")
     cdef const char* _c_optionsCmdLine = cstring_ptr(optionsCmdLine_bytes)
-    cdef object code_view = buffer_view(code)
-    cdef const char* _c_code = <const char*>(sized_view_address(code_view, _c_size, b"code", b"size") if code_view is not None else as_address(code, b"code"))
+    cdef object _c_code_view = buffer_view(code, b"code")
+    cdef const char* _c_code = <const char*>(sized_view_address(_c_code_view, _c_size, b"code", b"size") if _c_code_view is not None else as_address(code, b"code"))
 
     with nogil:
         _err = c.nvFatbinAddPTX(_c_handle, _c_code, _c_size, _c_arch, _c_identifier, _c_optionsCmdLine)
@@ -396,8 +396,8 @@ def nvFatbinAddCubin(handle, code, size, arch, identifier):
     cdef const char* _c_arch = cstring_ptr(arch_bytes)
     cdef object identifier_bytes = as_cstring(identifier, b"identifier")
     cdef const char* _c_identifier = cstring_ptr(identifier_bytes)
-    cdef object code_view = buffer_view(code)
-    cdef void* _c_code = sized_view_address(code_view, _c_size, b"code", b"size") if code_view is not None else as_address(code, b"code")
+    cdef object _c_code_view = buffer_view(code, b"code")
+    cdef void* _c_code = sized_view_address(_c_code_view, _c_size, b"code", b"size") if _c_code_view is not None else as_address(code, b"code")
 
     with nogil:
         _err = c.nvFatbinAddCubin(_c_handle, _c_code, _c_size, _c_arch, _c_identifier)
@@ -476,8 +476,8 @@ def nvFatbinAddLTOIR(handle, code, size, arch, identifier, optionsCmdLine):
     cdef const char* _c_identifier = cstring_ptr(identifier_bytes)
     cdef object optionsCmdLine_bytes = as_cstring(optionsCmdLine, b"optionsCmdLine")
     cdef const char* _c_optionsCmdLine = cstring_ptr(optionsCmdLine_bytes)
-    cdef object code_view = buffer_view(code)
-    cdef void* _c_code = sized_view_address(code_view, _c_size, b"code", b"size") if code_view is not None else as_address(code, b"code")
+    cdef object _c_code_view = buffer_view(code, b"code")
+    cdef void* _c_code = sized_view_address(_c_code_view, _c_size, b"code", b"size") if _c_code_view is not None else as_address(code, b"code")
 
     with nogil:
         _err = c.nvFatbinAddLTOIR(_c_handle, _c_code, _c_size, _c_arch, _c_identifier, _c_optionsCmdLine)
@@ -527,8 +527,8 @@ def nvFatbinAddIndex(handle, code, size, identifier):
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
     cdef object identifier_bytes = as_cstring(identifier, b"identifier")
     cdef const char* _c_identifier = cstring_ptr(identifier_bytes)
-    cdef object code_view = buffer_view(code)
-    cdef void* _c_code = sized_view_address(code_view, _c_size, b"code", b"size") if code_view is not None else as_address(code, b"code")
+    cdef object _c_code_view = buffer_view(code, b"code")
+    cdef void* _c_code = sized_view_address(_c_code_view, _c_size, b"code", b"size") if _c_code_view is not None else as_address(code, b"code")
 
     with nogil:
         _err = c.nvFatbinAddIndex(_c_handle, _c_code, _c_size, _c_identifier)
@@ -583,8 +583,8 @@ def nvFatbinAddReloc(handle, code, size):
     cdef int _err
     cdef c.nvFatbinHandle _c_handle = _as_nvFatbinHandle(handle, b"handle")
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
-    cdef object code_view = buffer_view(code)
-    cdef void* _c_code = sized_view_address(code_view, _c_size, b"code", b"size") if code_view is not None else as_address(code, b"code")
+    cdef object _c_code_view = buffer_view(code, b"code")
+    cdef void* _c_code = sized_view_address(_c_code_view, _c_size, b"code", b"size") if _c_code_view is not None else as_address(code, b"code")
 
     with nogil:
         _err = c.nvFatbinAddReloc(_c_handle, _c_code, _c_size)

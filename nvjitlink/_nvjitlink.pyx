@@ -315,8 +315,8 @@ def nvJitLinkAddData(handle, inputType, data, size, name):
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
     cdef object name_bytes = as_cstring(name, b"name")
     cdef const char* _c_name = cstring_ptr(name_bytes)
-    cdef object data_view = buffer_view(data)
-    cdef void* _c_data = sized_view_address(data_view, _c_size, b"data", b"size") if data_view is not None else as_address(data, b"data")
+    cdef object _c_data_view = buffer_view(data, b"data")
+    cdef void* _c_data = sized_view_address(_c_data_view, _c_size, b"data", b"size") if _c_data_view is not None else as_address(data, b"data")
 
     with nogil:
         _err = c.nvJitLinkAddData(_c_handle, _c_inputType, _c_data, _c_size, _c_name)

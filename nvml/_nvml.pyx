@@ -3489,7 +3489,11 @@ cdef class nvmlPciInfoExt_v1_t(Struct):
         self._value.version = 16777280
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlPciInfoExt_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -3502,7 +3506,7 @@ cdef class nvmlPciInfoExt_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -3625,7 +3629,11 @@ cdef class nvmlPciInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlPciInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlPciInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -3638,7 +3646,7 @@ cdef class nvmlPciInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -3744,7 +3752,11 @@ cdef class nvmlEccErrorCounts_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlEccErrorCounts_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlEccErrorCounts_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -3757,7 +3769,7 @@ cdef class nvmlEccErrorCounts_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -3831,7 +3843,11 @@ cdef class nvmlUtilization_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlUtilization_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlUtilization_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -3844,7 +3860,7 @@ cdef class nvmlUtilization_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -3898,7 +3914,11 @@ cdef class nvmlMemory_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlMemory_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlMemory_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -3911,7 +3931,7 @@ cdef class nvmlMemory_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -3979,7 +3999,11 @@ cdef class nvmlMemory_v2_t(Struct):
         self._value.version = 33554472
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlMemory_v2_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -3992,7 +4016,7 @@ cdef class nvmlMemory_v2_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -4075,7 +4099,11 @@ cdef class nvmlBAR1Memory_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlBAR1Memory_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlBAR1Memory_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -4088,7 +4116,7 @@ cdef class nvmlBAR1Memory_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -4152,7 +4180,11 @@ cdef class nvmlProcessInfo_v1_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlProcessInfo_v1_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlProcessInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -4165,7 +4197,7 @@ cdef class nvmlProcessInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -4218,7 +4250,11 @@ cdef class nvmlProcessInfo_v2_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlProcessInfo_v2_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlProcessInfo_v2_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -4231,7 +4267,7 @@ cdef class nvmlProcessInfo_v2_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -4305,7 +4341,11 @@ cdef class nvmlProcessDetail_v1_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlProcessDetail_v1_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlProcessDetail_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -4318,7 +4358,7 @@ cdef class nvmlProcessDetail_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -4403,7 +4443,11 @@ cdef class nvmlProcessDetailList_v1_t(Struct):
         self._value.version = 16777240
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlProcessDetailList_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -4416,7 +4460,7 @@ cdef class nvmlProcessDetailList_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -4503,7 +4547,11 @@ cdef class nvmlDeviceAttributes_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlDeviceAttributes_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlDeviceAttributes_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -4516,7 +4564,7 @@ cdef class nvmlDeviceAttributes_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -4639,7 +4687,11 @@ cdef class nvmlC2cModeInfo_v1_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlC2cModeInfo_v1_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlC2cModeInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -4652,7 +4704,7 @@ cdef class nvmlC2cModeInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -4697,7 +4749,11 @@ cdef class nvmlDeviceAddressingMode_v1_t(Struct):
         self._value.version = 16777224
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlDeviceAddressingMode_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -4710,7 +4766,7 @@ cdef class nvmlDeviceAddressingMode_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -4765,7 +4821,11 @@ cdef class nvmlRepairStatus_v1_t(Struct):
         self._value.version = 16777228
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlRepairStatus_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -4778,7 +4838,7 @@ cdef class nvmlRepairStatus_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -4844,7 +4904,11 @@ cdef class nvmlRowRemapperHistogramValues_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlRowRemapperHistogramValues_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlRowRemapperHistogramValues_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -4857,7 +4921,7 @@ cdef class nvmlRowRemapperHistogramValues_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -4940,7 +5004,11 @@ cdef class nvmlNvLinkUtilizationControl_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlNvLinkUtilizationControl_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlNvLinkUtilizationControl_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -4953,7 +5021,7 @@ cdef class nvmlNvLinkUtilizationControl_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -5008,7 +5076,11 @@ cdef class nvmlBridgeChipInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlBridgeChipInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlBridgeChipInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -5021,7 +5093,7 @@ cdef class nvmlBridgeChipInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -5076,7 +5148,11 @@ cdef class nvmlBridgeChipHierarchy_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlBridgeChipHierarchy_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlBridgeChipHierarchy_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -5089,7 +5165,7 @@ cdef class nvmlBridgeChipHierarchy_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -5105,7 +5181,7 @@ cdef class nvmlBridgeChipHierarchy_t(Struct):
     @property
     def bridgeChipInfo(self):
         """Hierarchy of Bridge Chips on the board"""
-        return [nvmlBridgeChipInfo_t._view(&self._ptr.bridgeChipInfo[i], self._root()) for i in range(128)]
+        return [_copy_nvmlBridgeChipInfo_t(&self._ptr.bridgeChipInfo[i]) for i in range(128)]
 
     @bridgeChipInfo.setter
     def bridgeChipInfo(self, value):
@@ -5145,7 +5221,11 @@ cdef class nvmlValue_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlValue_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlValue_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -5158,7 +5238,7 @@ cdef class nvmlValue_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -5261,7 +5341,11 @@ cdef class nvmlSample_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlSample_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlSample_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -5274,7 +5358,7 @@ cdef class nvmlSample_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -5327,7 +5411,11 @@ cdef class nvmlViolationTime_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlViolationTime_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlViolationTime_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -5340,7 +5428,7 @@ cdef class nvmlViolationTime_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -5390,7 +5478,11 @@ cdef class nvmlGpuThermalSettings_t_sensor(Struct):
         memset(&self._value, 0, sizeof(c.nvmlGpuThermalSettings_t_sensor))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGpuThermalSettings_t_sensor*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -5403,7 +5495,7 @@ cdef class nvmlGpuThermalSettings_t_sensor(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -5488,7 +5580,11 @@ cdef class nvmlGpuThermalSettings_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlGpuThermalSettings_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGpuThermalSettings_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -5501,7 +5597,7 @@ cdef class nvmlGpuThermalSettings_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -5517,7 +5613,7 @@ cdef class nvmlGpuThermalSettings_t(Struct):
     @property
     def sensor(self):
         """"""
-        return [nvmlGpuThermalSettings_t_sensor._view(&self._ptr.sensor[i], self._root()) for i in range(3)]
+        return [_copy_nvmlGpuThermalSettings_t_sensor(&self._ptr.sensor[i]) for i in range(3)]
 
     @sensor.setter
     def sensor(self, value):
@@ -5556,7 +5652,11 @@ cdef class nvmlCoolerInfo_v1_t(Struct):
         self._value.version = 16777232
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlCoolerInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -5569,7 +5669,7 @@ cdef class nvmlCoolerInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -5644,7 +5744,11 @@ cdef class nvmlUUIDValue_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlUUIDValue_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlUUIDValue_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -5657,7 +5761,7 @@ cdef class nvmlUUIDValue_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -5716,7 +5820,11 @@ cdef class nvmlUUID_v1_t(Struct):
         self._value.version = 16777268
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlUUID_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -5729,7 +5837,7 @@ cdef class nvmlUUID_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -5794,7 +5902,11 @@ cdef class nvmlPdi_v1_t(Struct):
         self._value.version = 16777232
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlPdi_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -5807,7 +5919,7 @@ cdef class nvmlPdi_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -5862,7 +5974,11 @@ cdef class nvmlDramEncryptionInfo_v1_t(Struct):
         self._value.version = 16777224
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlDramEncryptionInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -5875,7 +5991,7 @@ cdef class nvmlDramEncryptionInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -5931,7 +6047,11 @@ cdef class nvmlMarginTemperature_v1_t(Struct):
         self._value.version = 16777224
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlMarginTemperature_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -5944,7 +6064,7 @@ cdef class nvmlMarginTemperature_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -5997,7 +6117,11 @@ cdef class nvmlClkMonFaultInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlClkMonFaultInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlClkMonFaultInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -6010,7 +6134,7 @@ cdef class nvmlClkMonFaultInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -6063,7 +6187,11 @@ cdef class nvmlClkMonStatus_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlClkMonStatus_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlClkMonStatus_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -6076,7 +6204,7 @@ cdef class nvmlClkMonStatus_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -6102,7 +6230,7 @@ cdef class nvmlClkMonStatus_t(Struct):
     @property
     def clkMonList(self):
         """The fault Information structure"""
-        return [nvmlClkMonFaultInfo_t._view(&self._ptr.clkMonList[i], self._root()) for i in range(32)]
+        return [_copy_nvmlClkMonFaultInfo_t(&self._ptr.clkMonList[i]) for i in range(32)]
 
     @clkMonList.setter
     def clkMonList(self, value):
@@ -6144,7 +6272,11 @@ cdef class nvmlClockOffset_v1_t(Struct):
         self._value.version = 16777240
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlClockOffset_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -6157,7 +6289,7 @@ cdef class nvmlClockOffset_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -6254,7 +6386,11 @@ cdef class nvmlFanSpeedInfo_v1_t(Struct):
         self._value.version = 16777228
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlFanSpeedInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -6267,7 +6403,7 @@ cdef class nvmlFanSpeedInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -6332,7 +6468,11 @@ cdef class nvmlDevicePerfModes_v1_t(Struct):
         self._value.version = 16779268
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlDevicePerfModes_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -6345,7 +6485,7 @@ cdef class nvmlDevicePerfModes_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -6400,7 +6540,11 @@ cdef class nvmlDeviceCurrentClockFreqs_v1_t(Struct):
         self._value.version = 16779268
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlDeviceCurrentClockFreqs_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -6413,7 +6557,7 @@ cdef class nvmlDeviceCurrentClockFreqs_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -6463,7 +6607,11 @@ cdef class nvmlDevicePowerMizerModes_v1_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlDevicePowerMizerModes_v1_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlDevicePowerMizerModes_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -6476,7 +6624,7 @@ cdef class nvmlDevicePowerMizerModes_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -6539,7 +6687,11 @@ cdef class nvmlProcessUtilizationSample_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlProcessUtilizationSample_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlProcessUtilizationSample_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -6552,7 +6704,7 @@ cdef class nvmlProcessUtilizationSample_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -6645,7 +6797,11 @@ cdef class nvmlProcessUtilizationInfo_v1_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlProcessUtilizationInfo_v1_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlProcessUtilizationInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -6658,7 +6814,7 @@ cdef class nvmlProcessUtilizationInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -6773,7 +6929,11 @@ cdef class nvmlProcessesUtilizationInfo_v1_t(Struct):
         self._value.version = 16777240
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlProcessesUtilizationInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -6786,7 +6946,7 @@ cdef class nvmlProcessesUtilizationInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -6878,7 +7038,11 @@ cdef class nvmlEccSramErrorStatus_v1_t(Struct):
         self._value.version = 16777320
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlEccSramErrorStatus_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -6891,7 +7055,7 @@ cdef class nvmlEccSramErrorStatus_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -7059,7 +7223,11 @@ cdef class nvmlPlatformInfo_v1_t(Struct):
         self._value.version = 16777260
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlPlatformInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -7072,7 +7240,7 @@ cdef class nvmlPlatformInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -7193,7 +7361,11 @@ cdef class nvmlPlatformInfo_v2_t(Struct):
         self._value.version = 33554476
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlPlatformInfo_v2_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -7206,7 +7378,7 @@ cdef class nvmlPlatformInfo_v2_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -7322,7 +7494,11 @@ cdef class nvmlHostname_v1_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlHostname_v1_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlHostname_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -7335,7 +7511,7 @@ cdef class nvmlHostname_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -7375,7 +7551,11 @@ cdef class nvmlEccSramUniqueUncorrectedErrorEntry_v1_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlEccSramUniqueUncorrectedErrorEntry_v1_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlEccSramUniqueUncorrectedErrorEntry_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -7388,7 +7568,7 @@ cdef class nvmlEccSramUniqueUncorrectedErrorEntry_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -7490,7 +7670,11 @@ cdef class nvmlEccSramUniqueUncorrectedErrorCounts_v1_t(Struct):
         self._value.version = 16777232
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -7503,7 +7687,7 @@ cdef class nvmlEccSramUniqueUncorrectedErrorCounts_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -7580,7 +7764,11 @@ cdef class nvmlGpuDynamicPstatesInfo_t_utilization(Struct):
         memset(&self._value, 0, sizeof(c.nvmlGpuDynamicPstatesInfo_t_utilization))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGpuDynamicPstatesInfo_t_utilization*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -7593,7 +7781,7 @@ cdef class nvmlGpuDynamicPstatesInfo_t_utilization(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -7663,7 +7851,11 @@ cdef class nvmlGpuDynamicPstatesInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlGpuDynamicPstatesInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGpuDynamicPstatesInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -7676,7 +7868,7 @@ cdef class nvmlGpuDynamicPstatesInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -7692,7 +7884,7 @@ cdef class nvmlGpuDynamicPstatesInfo_t(Struct):
     @property
     def utilization(self):
         """"""
-        return [nvmlGpuDynamicPstatesInfo_t_utilization._view(&self._ptr.utilization[i], self._root()) for i in range(8)]
+        return [_copy_nvmlGpuDynamicPstatesInfo_t_utilization(&self._ptr.utilization[i]) for i in range(8)]
 
     @utilization.setter
     def utilization(self, value):
@@ -7734,7 +7926,11 @@ cdef class nvmlPowerValue_v2_t(Struct):
         self._value.version = 33554444
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlPowerValue_v2_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -7747,7 +7943,7 @@ cdef class nvmlPowerValue_v2_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -7812,7 +8008,11 @@ cdef class nvmlVgpuHeterogeneousMode_v1_t(Struct):
         self._value.version = 16777224
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuHeterogeneousMode_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -7825,7 +8025,7 @@ cdef class nvmlVgpuHeterogeneousMode_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -7880,7 +8080,11 @@ cdef class nvmlVgpuPlacementId_v1_t(Struct):
         self._value.version = 16777224
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuPlacementId_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -7893,7 +8097,7 @@ cdef class nvmlVgpuPlacementId_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -7948,7 +8152,11 @@ cdef class nvmlVgpuPlacementList_v1_t(Struct):
         self._value.version = 16777240
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuPlacementList_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -7961,7 +8169,7 @@ cdef class nvmlVgpuPlacementList_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8002,7 +8210,7 @@ cdef class nvmlVgpuPlacementList_v1_t(Struct):
     @placementIds.setter
     def placementIds(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"placementIds")
         self._root()._keep(<uintptr_t>&self._ptr.placementIds, view)
         self._ptr.placementIds = <unsigned int*>(view_address(view) if view is not None else as_address(value, b"placementIds"))
 
@@ -8039,7 +8247,11 @@ cdef class nvmlVgpuPlacementList_v2_t(Struct):
         self._value.version = 33554464
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuPlacementList_v2_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8052,7 +8264,7 @@ cdef class nvmlVgpuPlacementList_v2_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8093,7 +8305,7 @@ cdef class nvmlVgpuPlacementList_v2_t(Struct):
     @placementIds.setter
     def placementIds(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"placementIds")
         self._root()._keep(<uintptr_t>&self._ptr.placementIds, view)
         self._ptr.placementIds = <unsigned int*>(view_address(view) if view is not None else as_address(value, b"placementIds"))
 
@@ -8140,7 +8352,11 @@ cdef class nvmlVgpuTypeBar1Info_v1_t(Struct):
         self._value.version = 16777232
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuTypeBar1Info_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8153,7 +8369,7 @@ cdef class nvmlVgpuTypeBar1Info_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8206,7 +8422,11 @@ cdef class nvmlVgpuInstanceUtilizationSample_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuInstanceUtilizationSample_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuInstanceUtilizationSample_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8219,7 +8439,7 @@ cdef class nvmlVgpuInstanceUtilizationSample_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8312,7 +8532,11 @@ cdef class nvmlVgpuInstanceUtilizationInfo_v1_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuInstanceUtilizationInfo_v1_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuInstanceUtilizationInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8325,7 +8549,7 @@ cdef class nvmlVgpuInstanceUtilizationInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8440,7 +8664,11 @@ cdef class nvmlVgpuInstancesUtilizationInfo_v1_t(Struct):
         self._value.version = 16777248
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuInstancesUtilizationInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8453,7 +8681,7 @@ cdef class nvmlVgpuInstancesUtilizationInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8554,7 +8782,11 @@ cdef class nvmlVgpuProcessUtilizationSample_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuProcessUtilizationSample_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuProcessUtilizationSample_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8567,7 +8799,7 @@ cdef class nvmlVgpuProcessUtilizationSample_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8680,7 +8912,11 @@ cdef class nvmlVgpuProcessUtilizationInfo_v1_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuProcessUtilizationInfo_v1_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuProcessUtilizationInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8693,7 +8929,7 @@ cdef class nvmlVgpuProcessUtilizationInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8828,7 +9064,11 @@ cdef class nvmlVgpuProcessesUtilizationInfo_v1_t(Struct):
         self._value.version = 16777240
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuProcessesUtilizationInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8841,7 +9081,7 @@ cdef class nvmlVgpuProcessesUtilizationInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8933,7 +9173,11 @@ cdef class nvmlVgpuRuntimeState_v1_t(Struct):
         self._value.version = 16777232
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuRuntimeState_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -8946,7 +9190,7 @@ cdef class nvmlVgpuRuntimeState_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -8996,7 +9240,11 @@ cdef class nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9009,7 +9257,7 @@ cdef class nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9059,7 +9307,11 @@ cdef class nvmlVgpuSchedulerParams_t_vgpuSchedData(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuSchedulerParams_t_vgpuSchedData))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuSchedulerParams_t_vgpuSchedData*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9072,7 +9324,7 @@ cdef class nvmlVgpuSchedulerParams_t_vgpuSchedData(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9115,7 +9367,11 @@ cdef class nvmlVgpuSchedulerParams_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuSchedulerParams_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuSchedulerParams_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9128,7 +9384,7 @@ cdef class nvmlVgpuSchedulerParams_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9181,7 +9437,11 @@ cdef class nvmlVgpuSchedulerLogEntry_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuSchedulerLogEntry_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuSchedulerLogEntry_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9194,7 +9454,7 @@ cdef class nvmlVgpuSchedulerLogEntry_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9287,7 +9547,11 @@ cdef class nvmlVgpuSchedulerLog_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuSchedulerLog_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuSchedulerLog_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9300,7 +9564,7 @@ cdef class nvmlVgpuSchedulerLog_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9356,7 +9620,7 @@ cdef class nvmlVgpuSchedulerLog_t(Struct):
     @property
     def logEntries(self):
         """"""
-        return [nvmlVgpuSchedulerLogEntry_t._view(&self._ptr.logEntries[i], self._root()) for i in range(200)]
+        return [_copy_nvmlVgpuSchedulerLogEntry_t(&self._ptr.logEntries[i]) for i in range(200)]
 
     @logEntries.setter
     def logEntries(self, value):
@@ -9396,7 +9660,11 @@ cdef class nvmlVgpuSchedulerGetState_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuSchedulerGetState_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuSchedulerGetState_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9409,7 +9677,7 @@ cdef class nvmlVgpuSchedulerGetState_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9469,7 +9737,11 @@ cdef class nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9482,7 +9754,7 @@ cdef class nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9532,7 +9804,11 @@ cdef class nvmlVgpuSchedulerSetParams_t_vgpuSchedData(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuSchedulerSetParams_t_vgpuSchedData))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuSchedulerSetParams_t_vgpuSchedData*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9545,7 +9821,7 @@ cdef class nvmlVgpuSchedulerSetParams_t_vgpuSchedData(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9588,7 +9864,11 @@ cdef class nvmlVgpuSchedulerSetParams_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuSchedulerSetParams_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuSchedulerSetParams_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9601,7 +9881,7 @@ cdef class nvmlVgpuSchedulerSetParams_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9654,7 +9934,11 @@ cdef class nvmlVgpuSchedulerSetState_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuSchedulerSetState_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuSchedulerSetState_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9667,7 +9951,7 @@ cdef class nvmlVgpuSchedulerSetState_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9730,7 +10014,11 @@ cdef class nvmlVgpuSchedulerCapabilities_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuSchedulerCapabilities_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuSchedulerCapabilities_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9743,7 +10031,7 @@ cdef class nvmlVgpuSchedulerCapabilities_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9859,7 +10147,11 @@ cdef class nvmlVgpuLicenseExpiry_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuLicenseExpiry_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuLicenseExpiry_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9872,7 +10164,7 @@ cdef class nvmlVgpuLicenseExpiry_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -9972,7 +10264,11 @@ cdef class nvmlVgpuLicenseInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuLicenseInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuLicenseInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -9985,7 +10281,7 @@ cdef class nvmlVgpuLicenseInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10048,7 +10344,11 @@ cdef class nvmlGridLicenseExpiry_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlGridLicenseExpiry_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGridLicenseExpiry_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10061,7 +10361,7 @@ cdef class nvmlGridLicenseExpiry_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10164,7 +10464,11 @@ cdef class nvmlGridLicensableFeature_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlGridLicensableFeature_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGridLicensableFeature_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10177,7 +10481,7 @@ cdef class nvmlGridLicensableFeature_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10271,7 +10575,11 @@ cdef class nvmlGridLicensableFeatures_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlGridLicensableFeatures_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGridLicensableFeatures_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10284,7 +10592,7 @@ cdef class nvmlGridLicensableFeatures_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10310,7 +10618,7 @@ cdef class nvmlGridLicensableFeatures_t(Struct):
     @property
     def gridLicensableFeatures(self):
         """Array of vGPU software licensable features."""
-        return [nvmlGridLicensableFeature_t._view(&self._ptr.gridLicensableFeatures[i], self._root()) for i in range(3)]
+        return [_copy_nvmlGridLicensableFeature_t(&self._ptr.gridLicensableFeatures[i]) for i in range(3)]
 
     @gridLicensableFeatures.setter
     def gridLicensableFeatures(self, value):
@@ -10352,7 +10660,11 @@ cdef class nvmlVgpuTypeIdInfo_v1_t(Struct):
         self._value.version = 16777232
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuTypeIdInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10365,7 +10677,7 @@ cdef class nvmlVgpuTypeIdInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10396,7 +10708,7 @@ cdef class nvmlVgpuTypeIdInfo_v1_t(Struct):
     @vgpuTypeIds.setter
     def vgpuTypeIds(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"vgpuTypeIds")
         self._root()._keep(<uintptr_t>&self._ptr.vgpuTypeIds, view)
         self._ptr.vgpuTypeIds = <c.nvmlVgpuTypeId_t*>(view_address(view) if view is not None else as_address(value, b"vgpuTypeIds"))
 
@@ -10433,7 +10745,11 @@ cdef class nvmlVgpuTypeMaxInstance_v1_t(Struct):
         self._value.version = 16777228
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuTypeMaxInstance_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10446,7 +10762,7 @@ cdef class nvmlVgpuTypeMaxInstance_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10511,7 +10827,11 @@ cdef class nvmlActiveVgpuInstanceInfo_v1_t(Struct):
         self._value.version = 16777232
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlActiveVgpuInstanceInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10524,7 +10844,7 @@ cdef class nvmlActiveVgpuInstanceInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10555,7 +10875,7 @@ cdef class nvmlActiveVgpuInstanceInfo_v1_t(Struct):
     @vgpuInstances.setter
     def vgpuInstances(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"vgpuInstances")
         self._root()._keep(<uintptr_t>&self._ptr.vgpuInstances, view)
         self._ptr.vgpuInstances = <c.nvmlVgpuInstance_t*>(view_address(view) if view is not None else as_address(value, b"vgpuInstances"))
 
@@ -10592,7 +10912,11 @@ cdef class nvmlVgpuSchedulerState_v1_t(Struct):
         self._value.version = 16777240
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuSchedulerState_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10605,7 +10929,7 @@ cdef class nvmlVgpuSchedulerState_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10690,7 +11014,11 @@ cdef class nvmlVgpuSchedulerStateInfo_v1_t(Struct):
         self._value.version = 16777240
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuSchedulerStateInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10703,7 +11031,7 @@ cdef class nvmlVgpuSchedulerStateInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10788,7 +11116,11 @@ cdef class nvmlVgpuSchedulerLogInfo_v1_t(Struct):
         self._value.version = 16786848
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuSchedulerLogInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10801,7 +11133,7 @@ cdef class nvmlVgpuSchedulerLogInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10867,7 +11199,7 @@ cdef class nvmlVgpuSchedulerLogInfo_v1_t(Struct):
     @property
     def logEntries(self):
         """OUT: Structure to store the state and logs of a software runlist"""
-        return [nvmlVgpuSchedulerLogEntry_t._view(&self._ptr.logEntries[i], self._root()) for i in range(200)]
+        return [_copy_nvmlVgpuSchedulerLogEntry_t(&self._ptr.logEntries[i]) for i in range(200)]
 
     @logEntries.setter
     def logEntries(self, value):
@@ -10909,7 +11241,11 @@ cdef class nvmlVgpuCreatablePlacementInfo_v1_t(Struct):
         self._value.version = 16777248
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuCreatablePlacementInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -10922,7 +11258,7 @@ cdef class nvmlVgpuCreatablePlacementInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -10963,7 +11299,7 @@ cdef class nvmlVgpuCreatablePlacementInfo_v1_t(Struct):
     @placementIds.setter
     def placementIds(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"placementIds")
         self._root()._keep(<uintptr_t>&self._ptr.placementIds, view)
         self._ptr.placementIds = <unsigned int*>(view_address(view) if view is not None else as_address(value, b"placementIds"))
 
@@ -11005,7 +11341,11 @@ cdef class nvmlNvLinkPowerThres_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlNvLinkPowerThres_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlNvLinkPowerThres_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11018,7 +11358,7 @@ cdef class nvmlNvLinkPowerThres_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11061,7 +11401,11 @@ cdef class nvmlFieldValue_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlFieldValue_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlFieldValue_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11074,7 +11418,7 @@ cdef class nvmlFieldValue_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11179,7 +11523,11 @@ cdef class nvmlHwbcEntry_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlHwbcEntry_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlHwbcEntry_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11192,7 +11540,7 @@ cdef class nvmlHwbcEntry_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11245,7 +11593,11 @@ cdef class nvmlLedState_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlLedState_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlLedState_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11258,7 +11610,7 @@ cdef class nvmlLedState_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11312,7 +11664,11 @@ cdef class nvmlUnitInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlUnitInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlUnitInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11325,7 +11681,7 @@ cdef class nvmlUnitInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11410,7 +11766,11 @@ cdef class nvmlPSUInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlPSUInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlPSUInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11423,7 +11783,7 @@ cdef class nvmlPSUInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11496,7 +11856,11 @@ cdef class nvmlUnitFanInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlUnitFanInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlUnitFanInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11509,7 +11873,7 @@ cdef class nvmlUnitFanInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11563,7 +11927,11 @@ cdef class nvmlUnitFanSpeeds_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlUnitFanSpeeds_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlUnitFanSpeeds_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11576,13 +11944,13 @@ cdef class nvmlUnitFanSpeeds_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
     def fans(self):
         """Fan speed data for each fan"""
-        return [nvmlUnitFanInfo_t._view(&self._ptr.fans[i], self._root()) for i in range(24)]
+        return [_copy_nvmlUnitFanInfo_t(&self._ptr.fans[i]) for i in range(24)]
 
     @fans.setter
     def fans(self, value):
@@ -11632,7 +12000,11 @@ cdef class nvmlEventData_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlEventData_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlEventData_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11645,7 +12017,7 @@ cdef class nvmlEventData_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11730,7 +12102,11 @@ cdef class nvmlSystemEventSetCreateRequest_v1_t(Struct):
         self._value.version = 16777232
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlSystemEventSetCreateRequest_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11743,7 +12119,7 @@ cdef class nvmlSystemEventSetCreateRequest_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11798,7 +12174,11 @@ cdef class nvmlSystemEventSetFreeRequest_v1_t(Struct):
         self._value.version = 16777232
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlSystemEventSetFreeRequest_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11811,7 +12191,7 @@ cdef class nvmlSystemEventSetFreeRequest_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11866,7 +12246,11 @@ cdef class nvmlSystemRegisterEventRequest_v1_t(Struct):
         self._value.version = 16777240
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlSystemRegisterEventRequest_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11879,7 +12263,7 @@ cdef class nvmlSystemRegisterEventRequest_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -11944,7 +12328,11 @@ cdef class nvmlSystemEventData_v1_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlSystemEventData_v1_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlSystemEventData_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -11957,7 +12345,7 @@ cdef class nvmlSystemEventData_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12012,7 +12400,11 @@ cdef class nvmlSystemEventSetWaitRequest_v1_t(Struct):
         self._value.version = 16777248
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlSystemEventSetWaitRequest_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12025,7 +12417,7 @@ cdef class nvmlSystemEventSetWaitRequest_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12136,7 +12528,11 @@ cdef class nvmlAccountingStats_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlAccountingStats_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlAccountingStats_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12149,7 +12545,7 @@ cdef class nvmlAccountingStats_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12256,7 +12652,11 @@ cdef class nvmlEncoderSessionInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlEncoderSessionInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlEncoderSessionInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12269,7 +12669,7 @@ cdef class nvmlEncoderSessionInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12383,7 +12783,11 @@ cdef class nvmlFBCStats_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlFBCStats_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlFBCStats_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12396,7 +12800,7 @@ cdef class nvmlFBCStats_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12459,7 +12863,11 @@ cdef class nvmlFBCSessionInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlFBCSessionInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlFBCSessionInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12472,7 +12880,7 @@ cdef class nvmlFBCSessionInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12623,7 +13031,11 @@ cdef class nvmlConfComputeSystemCaps_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlConfComputeSystemCaps_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlConfComputeSystemCaps_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12636,7 +13048,7 @@ cdef class nvmlConfComputeSystemCaps_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12686,7 +13098,11 @@ cdef class nvmlConfComputeSystemState_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlConfComputeSystemState_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlConfComputeSystemState_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12699,7 +13115,7 @@ cdef class nvmlConfComputeSystemState_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12764,7 +13180,11 @@ cdef class nvmlSystemConfComputeSettings_v1_t(Struct):
         self._value.version = 16777236
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlSystemConfComputeSettings_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12777,7 +13197,7 @@ cdef class nvmlSystemConfComputeSettings_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12860,7 +13280,11 @@ cdef class nvmlConfComputeMemSizeInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlConfComputeMemSizeInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlConfComputeMemSizeInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12873,7 +13297,7 @@ cdef class nvmlConfComputeMemSizeInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -12923,7 +13347,11 @@ cdef class nvmlConfComputeGpuCertificate_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlConfComputeGpuCertificate_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlConfComputeGpuCertificate_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -12936,7 +13364,7 @@ cdef class nvmlConfComputeGpuCertificate_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13012,7 +13440,11 @@ cdef class nvmlConfComputeGpuAttestationReport_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlConfComputeGpuAttestationReport_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlConfComputeGpuAttestationReport_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13025,7 +13457,7 @@ cdef class nvmlConfComputeGpuAttestationReport_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13126,7 +13558,11 @@ cdef class nvmlConfComputeSetKeyRotationThresholdInfo_v1_t(Struct):
         self._value.version = 16777232
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlConfComputeSetKeyRotationThresholdInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13139,7 +13575,7 @@ cdef class nvmlConfComputeSetKeyRotationThresholdInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13192,7 +13628,11 @@ cdef class nvmlConfComputeGetKeyRotationThresholdInfo_v1_t(Struct):
         self._value.version = 16777232
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlConfComputeGetKeyRotationThresholdInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13205,7 +13645,7 @@ cdef class nvmlConfComputeGetKeyRotationThresholdInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13259,7 +13699,11 @@ cdef class nvmlGpuFabricInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlGpuFabricInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGpuFabricInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13272,7 +13716,7 @@ cdef class nvmlGpuFabricInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13359,7 +13803,11 @@ cdef class nvmlGpuFabricInfo_v2_t(Struct):
         self._value.version = 33554468
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGpuFabricInfo_v2_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13372,7 +13820,7 @@ cdef class nvmlGpuFabricInfo_v2_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13471,7 +13919,11 @@ cdef class nvmlGpuFabricInfo_v3_t(Struct):
         self._value.version = 50331688
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGpuFabricInfo_v3_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13484,7 +13936,7 @@ cdef class nvmlGpuFabricInfo_v3_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13593,7 +14045,11 @@ cdef class nvmlSystemDriverBranchInfo_v1_t(Struct):
         self._value.version = 16777300
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlSystemDriverBranchInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13606,7 +14062,7 @@ cdef class nvmlSystemDriverBranchInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13661,7 +14117,11 @@ cdef class nvmlTemperature_v1_t(Struct):
         self._value.version = 16777228
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlTemperature_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13674,7 +14134,7 @@ cdef class nvmlTemperature_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13737,7 +14197,11 @@ cdef class nvmlNvlinkSupportedBwModes_v1_t(Struct):
         self._value.version = 16777244
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlNvlinkSupportedBwModes_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13750,7 +14214,7 @@ cdef class nvmlNvlinkSupportedBwModes_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13815,7 +14279,11 @@ cdef class nvmlNvlinkGetBwMode_v1_t(Struct):
         self._value.version = 16777228
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlNvlinkGetBwMode_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13828,7 +14296,7 @@ cdef class nvmlNvlinkGetBwMode_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13890,7 +14358,11 @@ cdef class nvmlNvlinkSetBwMode_v1_t(Struct):
         self._value.version = 16777228
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlNvlinkSetBwMode_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13903,7 +14375,7 @@ cdef class nvmlNvlinkSetBwMode_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -13968,7 +14440,11 @@ cdef class nvmlNvLinkInfo_v1_t(Struct):
         self._value.version = 16777224
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlNvLinkInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -13981,7 +14457,7 @@ cdef class nvmlNvLinkInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14034,7 +14510,11 @@ cdef class nvmlNvlinkFirmwareVersion_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlNvlinkFirmwareVersion_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlNvlinkFirmwareVersion_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14047,7 +14527,7 @@ cdef class nvmlNvlinkFirmwareVersion_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14120,7 +14600,11 @@ cdef class nvmlNvlinkFirmwareInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlNvlinkFirmwareInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlNvlinkFirmwareInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14133,13 +14617,13 @@ cdef class nvmlNvlinkFirmwareInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
     def firmwareVersion(self):
         """OUT - NVLINK firmware version"""
-        return [nvmlNvlinkFirmwareVersion_t._view(&self._ptr.firmwareVersion[i], self._root()) for i in range(100)]
+        return [_copy_nvmlNvlinkFirmwareVersion_t(&self._ptr.firmwareVersion[i]) for i in range(100)]
 
     @firmwareVersion.setter
     def firmwareVersion(self, value):
@@ -14191,7 +14675,11 @@ cdef class nvmlNvLinkInfo_v2_t(Struct):
         self._value.version = 33556044
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlNvLinkInfo_v2_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14204,7 +14692,7 @@ cdef class nvmlNvLinkInfo_v2_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14267,7 +14755,11 @@ cdef class nvmlVgpuVersion_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuVersion_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuVersion_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14280,7 +14772,7 @@ cdef class nvmlVgpuVersion_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14333,7 +14825,11 @@ cdef class nvmlVgpuMetadata_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuMetadata_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuMetadata_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14346,7 +14842,7 @@ cdef class nvmlVgpuMetadata_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14483,7 +14979,11 @@ cdef class nvmlVgpuPgpuMetadata_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuPgpuMetadata_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuPgpuMetadata_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14496,7 +14996,7 @@ cdef class nvmlVgpuPgpuMetadata_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14612,7 +15112,11 @@ cdef class nvmlVgpuPgpuCompatibility_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlVgpuPgpuCompatibility_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlVgpuPgpuCompatibility_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14625,7 +15129,7 @@ cdef class nvmlVgpuPgpuCompatibility_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14680,7 +15184,11 @@ cdef class nvmlExcludedDeviceInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlExcludedDeviceInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlExcludedDeviceInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14693,7 +15201,7 @@ cdef class nvmlExcludedDeviceInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14747,7 +15255,11 @@ cdef class nvmlPRMTLV_v1_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlPRMTLV_v1_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlPRMTLV_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14760,7 +15272,7 @@ cdef class nvmlPRMTLV_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14836,7 +15348,11 @@ cdef class nvmlGpuInstancePlacement_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlGpuInstancePlacement_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGpuInstancePlacement_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14849,7 +15365,7 @@ cdef class nvmlGpuInstancePlacement_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -14902,7 +15418,11 @@ cdef class nvmlGpuInstanceProfileInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlGpuInstanceProfileInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGpuInstanceProfileInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -14915,7 +15435,7 @@ cdef class nvmlGpuInstanceProfileInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15065,7 +15585,11 @@ cdef class nvmlGpuInstanceProfileInfo_v2_t(Struct):
         self._value.version = 33554584
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGpuInstanceProfileInfo_v2_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15078,7 +15602,7 @@ cdef class nvmlGpuInstanceProfileInfo_v2_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15246,7 +15770,11 @@ cdef class nvmlGpuInstanceProfileInfo_v3_t(Struct):
         self._value.version = 50331800
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGpuInstanceProfileInfo_v3_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15259,7 +15787,7 @@ cdef class nvmlGpuInstanceProfileInfo_v3_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15419,7 +15947,11 @@ cdef class nvmlGpuInstanceInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlGpuInstanceInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGpuInstanceInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15432,7 +15964,7 @@ cdef class nvmlGpuInstanceInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15502,7 +16034,11 @@ cdef class nvmlComputeInstancePlacement_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlComputeInstancePlacement_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlComputeInstancePlacement_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15515,7 +16051,7 @@ cdef class nvmlComputeInstancePlacement_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15568,7 +16104,11 @@ cdef class nvmlComputeInstanceProfileInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlComputeInstanceProfileInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlComputeInstanceProfileInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15581,7 +16121,7 @@ cdef class nvmlComputeInstanceProfileInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15711,7 +16251,11 @@ cdef class nvmlComputeInstanceProfileInfo_v2_t(Struct):
         self._value.version = 33554568
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlComputeInstanceProfileInfo_v2_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15724,7 +16268,7 @@ cdef class nvmlComputeInstanceProfileInfo_v2_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -15872,7 +16416,11 @@ cdef class nvmlComputeInstanceProfileInfo_v3_t(Struct):
         self._value.version = 50331788
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlComputeInstanceProfileInfo_v3_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -15885,7 +16433,7 @@ cdef class nvmlComputeInstanceProfileInfo_v3_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16035,7 +16583,11 @@ cdef class nvmlComputeInstanceInfo_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlComputeInstanceInfo_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlComputeInstanceInfo_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16048,7 +16600,7 @@ cdef class nvmlComputeInstanceInfo_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16128,7 +16680,11 @@ cdef class nvmlGpmMetric_t_metricInfo(Struct):
         memset(&self._value, 0, sizeof(c.nvmlGpmMetric_t_metricInfo))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGpmMetric_t_metricInfo*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16141,7 +16697,7 @@ cdef class nvmlGpmMetric_t_metricInfo(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16152,7 +16708,7 @@ cdef class nvmlGpmMetric_t_metricInfo(Struct):
     @shortName.setter
     def shortName(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"shortName")
         self._root()._keep(<uintptr_t>&self._ptr.shortName, view)
         self._ptr.shortName = <char*>(view_address(view) if view is not None else as_address(value, b"shortName"))
 
@@ -16165,7 +16721,7 @@ cdef class nvmlGpmMetric_t_metricInfo(Struct):
     @longName.setter
     def longName(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"longName")
         self._root()._keep(<uintptr_t>&self._ptr.longName, view)
         self._ptr.longName = <char*>(view_address(view) if view is not None else as_address(value, b"longName"))
 
@@ -16178,7 +16734,7 @@ cdef class nvmlGpmMetric_t_metricInfo(Struct):
     @unit.setter
     def unit(self, value):
         # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
+        view = buffer_view(value, b"unit")
         self._root()._keep(<uintptr_t>&self._ptr.unit, view)
         self._ptr.unit = <char*>(view_address(view) if view is not None else as_address(value, b"unit"))
 
@@ -16213,7 +16769,11 @@ cdef class nvmlGpmMetric_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlGpmMetric_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGpmMetric_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16226,7 +16786,7 @@ cdef class nvmlGpmMetric_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16300,7 +16860,11 @@ cdef class nvmlGpmMetricsGet_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlGpmMetricsGet_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGpmMetricsGet_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16313,7 +16877,7 @@ cdef class nvmlGpmMetricsGet_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16359,7 +16923,7 @@ cdef class nvmlGpmMetricsGet_t(Struct):
     @property
     def metrics(self):
         """IN/OUT: Array of metrics. Set metricId on call. See nvmlReturn and value on return"""
-        return [nvmlGpmMetric_t._view(&self._ptr.metrics[i], self._root()) for i in range(210)]
+        return [_copy_nvmlGpmMetric_t(&self._ptr.metrics[i]) for i in range(210)]
 
     @metrics.setter
     def metrics(self, value):
@@ -16399,7 +16963,11 @@ cdef class nvmlGpmSupport_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlGpmSupport_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlGpmSupport_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16412,7 +16980,7 @@ cdef class nvmlGpmSupport_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16467,7 +17035,11 @@ cdef class nvmlDeviceCapabilities_v1_t(Struct):
         self._value.version = 16777224
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlDeviceCapabilities_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16480,7 +17052,7 @@ cdef class nvmlDeviceCapabilities_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16530,7 +17102,11 @@ cdef class nvmlMask255_t(Struct):
         memset(&self._value, 0, sizeof(c.nvmlMask255_t))
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlMask255_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16543,7 +17119,7 @@ cdef class nvmlMask255_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16591,7 +17167,11 @@ cdef class nvmlWorkloadPowerProfileInfo_v1_t(Struct):
         self._value.version = 16777260
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlWorkloadPowerProfileInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16604,7 +17184,7 @@ cdef class nvmlWorkloadPowerProfileInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16679,7 +17259,11 @@ cdef class nvmlWorkloadPowerProfileProfilesInfo_v1_t(Struct):
         self._value.version = 16788472
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlWorkloadPowerProfileProfilesInfo_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16692,7 +17276,7 @@ cdef class nvmlWorkloadPowerProfileProfilesInfo_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16718,7 +17302,7 @@ cdef class nvmlWorkloadPowerProfileProfilesInfo_v1_t(Struct):
     @property
     def perfProfile(self):
         """Array of performance profile info parameters"""
-        return [nvmlWorkloadPowerProfileInfo_v1_t._view(&self._ptr.perfProfile[i], self._root()) for i in range(255)]
+        return [_copy_nvmlWorkloadPowerProfileInfo_v1_t(&self._ptr.perfProfile[i]) for i in range(255)]
 
     @perfProfile.setter
     def perfProfile(self, value):
@@ -16760,7 +17344,11 @@ cdef class nvmlWorkloadPowerProfileCurrentProfiles_v1_t(Struct):
         self._value.version = 16777316
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlWorkloadPowerProfileCurrentProfiles_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16773,7 +17361,7 @@ cdef class nvmlWorkloadPowerProfileCurrentProfiles_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16848,7 +17436,11 @@ cdef class nvmlWorkloadPowerProfileRequestedProfiles_v1_t(Struct):
         self._value.version = 16777252
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlWorkloadPowerProfileRequestedProfiles_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16861,7 +17453,7 @@ cdef class nvmlWorkloadPowerProfileRequestedProfiles_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -16916,7 +17508,11 @@ cdef class nvmlPowerSmoothingProfile_v1_t(Struct):
         self._value.version = 16777240
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlPowerSmoothingProfile_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -16929,7 +17525,7 @@ cdef class nvmlPowerSmoothingProfile_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property
@@ -17004,7 +17600,11 @@ cdef class nvmlPowerSmoothingState_v1_t(Struct):
         self._value.version = 16777224
         self._ptr = &self._value
 
-    def __init__(self, **fields):
+    def __init__(self, _ptr=None, **fields):
+        # Cls(_ptr=address): the C struct there, neither copied nor owned.
+        cdef void* at = as_address(_ptr, b"_ptr")
+        if at != NULL:
+            self._ptr = <c.nvmlPowerSmoothingState_v1_t*>at
         for key, value in fields.items():
             setattr(self, key, value)
 
@@ -17017,7 +17617,7 @@ cdef class nvmlPowerSmoothingState_v1_t(Struct):
         return self
 
     def getPtr(self):
-        """The address of the C struct."""
+        """The address of the C struct (the _ptr it was made with)."""
         return <uintptr_t>self._ptr
 
     @property

@@ -125,7 +125,7 @@ def nvvmDestroyProgram(prog: nvvmProgram) -> tuple[nvvmResult]:
         - NVVM_ERROR_INVALID_PROGRAM
     """
 
-def nvvmAddModuleToProgram(prog: nvvmProgram | int | None, buffer: bytes | str | None, size: int, name: bytes | str | None) -> tuple[nvvmResult]:
+def nvvmAddModuleToProgram(prog: nvvmProgram | int | None, buffer: int | Buffer | None, size: int, name: bytes | str | None) -> tuple[nvvmResult]:
     """Add a module level NVVM IR to a program.
 
     The buffer should contain an NVVM IR module.
@@ -141,7 +141,8 @@ def nvvmAddModuleToProgram(prog: nvvmProgram | int | None, buffer: bytes | str |
         Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         NVVM IR module in the bitcode or text representation.
-        Takes bytes, or str (encoded as UTF-8).
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least size bytes, held for the call.
     size
         Size of the NVVM IR module.
     name
@@ -157,7 +158,7 @@ def nvvmAddModuleToProgram(prog: nvvmProgram | int | None, buffer: bytes | str |
         - NVVM_ERROR_INVALID_PROGRAM
     """
 
-def nvvmLazyAddModuleToProgram(prog: nvvmProgram | int | None, buffer: bytes | str | None, size: int, name: bytes | str | None) -> tuple[nvvmResult]:
+def nvvmLazyAddModuleToProgram(prog: nvvmProgram | int | None, buffer: int | Buffer | None, size: int, name: bytes | str | None) -> tuple[nvvmResult]:
     """Add a module level NVVM IR to a program.
 
     The buffer should contain an NVVM IR module. The module should have NVVM
@@ -179,7 +180,8 @@ def nvvmLazyAddModuleToProgram(prog: nvvmProgram | int | None, buffer: bytes | s
         Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         NVVM IR module in the bitcode representation.
-        Takes bytes, or str (encoded as UTF-8).
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least size bytes, held for the call.
     size
         Size of the NVVM IR module.
     name

@@ -339,7 +339,8 @@ def nvvmAddModuleToProgram(prog, buffer, size, name):
         Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         NVVM IR module in the bitcode or text representation.
-        Takes bytes, or str (encoded as UTF-8).
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least size bytes, held for the call.
     size
         Size of the NVVM IR module.
     name
@@ -356,11 +357,11 @@ def nvvmAddModuleToProgram(prog, buffer, size, name):
     """
     cdef int _err
     cdef c.nvvmProgram _c_prog = _as_nvvmProgram(prog, b"prog")
-    cdef object buffer_bytes = as_cstring(buffer, b"buffer")
-    cdef const char* _c_buffer = cstring_ptr(buffer_bytes)
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
     cdef object name_bytes = as_cstring(name, b"name")
     cdef const char* _c_name = cstring_ptr(name_bytes)
+    cdef object _c_buffer_view = buffer_view(buffer, b"buffer")
+    cdef const char* _c_buffer = <const char*>(sized_view_address(_c_buffer_view, _c_size, b"buffer", b"size") if _c_buffer_view is not None else as_address(buffer, b"buffer"))
 
     with nogil:
         _err = c.nvvmAddModuleToProgram(_c_prog, _c_buffer, _c_size, _c_name)
@@ -392,7 +393,8 @@ def nvvmLazyAddModuleToProgram(prog, buffer, size, name):
         Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         NVVM IR module in the bitcode representation.
-        Takes bytes, or str (encoded as UTF-8).
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least size bytes, held for the call.
     size
         Size of the NVVM IR module.
     name
@@ -409,11 +411,11 @@ def nvvmLazyAddModuleToProgram(prog, buffer, size, name):
     """
     cdef int _err
     cdef c.nvvmProgram _c_prog = _as_nvvmProgram(prog, b"prog")
-    cdef object buffer_bytes = as_cstring(buffer, b"buffer")
-    cdef const char* _c_buffer = cstring_ptr(buffer_bytes)
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
     cdef object name_bytes = as_cstring(name, b"name")
     cdef const char* _c_name = cstring_ptr(name_bytes)
+    cdef object _c_buffer_view = buffer_view(buffer, b"buffer")
+    cdef const char* _c_buffer = <const char*>(sized_view_address(_c_buffer_view, _c_size, b"buffer", b"size") if _c_buffer_view is not None else as_address(buffer, b"buffer"))
 
     with nogil:
         _err = c.nvvmLazyAddModuleToProgram(_c_prog, _c_buffer, _c_size, _c_name)

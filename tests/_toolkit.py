@@ -93,6 +93,21 @@ def library(soname, wheel_subdirs=()):
     return None
 
 
+def libdevice():
+    """The toolkit's ``libdevice.10.bc`` (the CUDA math library as NVVM IR
+    bitcode), found by the build's CUDA search: a toolkit's or conda's
+    ``nvvm/libdevice``, Debian's, a wheel's (``nvidia/cu13/nvvm/libdevice``,
+    ``nvidia/cuda_nvcc/nvvm/libdevice``). None if none has it."""
+    for root in _paths().roots():
+        base = Path(root.path)
+        for pattern in ("nvvm/libdevice/libdevice.10.bc", "*/nvvm/libdevice/libdevice.10.bc",
+                        "lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc"):
+            found = sorted(base.glob(pattern))
+            if found:
+                return found[0]
+    return None
+
+
 def ctx_create_args(cuda, flags, dev):
     """cuCtxCreate's arguments in the form of the build's version: 13.x's is
     cuCtxCreate_v4(ctxCreateParams, flags, dev), 12.x's cuCtxCreate_v2(flags, dev)."""

@@ -4,7 +4,7 @@ raise :class:`nvvmError` and return values, programs as ints."""
 import nvvm as _nv
 from cubind.compat import _raising
 
-__all__ = ["Result", "nvvmError", "version", "ir_version", "create_program", "destroy_program",
+__all__ = ["Result", "nvvmError", "get_error_string", "version", "ir_version", "create_program", "destroy_program",
            "add_module_to_program", "lazy_add_module_to_program", "compile_program", "verify_program",
            "get_compiled_result_size", "get_compiled_result", "get_program_log_size", "get_program_log"]
 
@@ -12,6 +12,12 @@ Result = _raising.result_enum("Result", _nv.nvvmResult, "NVVM_")
 nvvmError = _raising.error_class("nvvmError", Result, __name__)
 _check = _raising.checker(nvvmError)
 _text = _raising.as_bytes
+
+
+def get_error_string(result):
+    """The library's message for the status ``result`` (a :class:`Result` or an int), as str."""
+    _success, message = _nv.nvvmGetErrorString(int(result))
+    return "" if message is None else message.decode()
 
 
 def version():

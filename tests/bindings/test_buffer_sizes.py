@@ -14,6 +14,7 @@ import functools
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -531,3 +532,98 @@ def test_a_read_only_source_stays_accepted():
         cuda.cuMemcpyHtoD(0, source, 9)
     with pytest.raises(ValueError, match="p: buffer of 8 bytes is smaller than the 9 bytes"):
         cuda.cuMemHostRegister(source, 9, 0)
+
+
+# ---- a buffer is one block of bytes: a strided view is refused (C reads it from .buf on) ----
+
+NOT_CONTIGUOUS = r"the buffer is not contiguous \(a strided view\); pass a contiguous copy \(numpy.ascontiguousarray\)"
+
+
+def strided_views():
+    """Views whose bytes are not one block: reversed, every other byte, a
+    column of a 2-D array, a strided memoryview of a bytearray."""
+    data = np.arange(64, dtype=np.uint8)
+    return [data[::-1], data[::2], data.reshape(8, 8)[:, 0], memoryview(bytearray(64))[::2]]
+
+
+@pytest.mark.parametrize("strided", strided_views(), ids=["reversed", "step", "column", "memoryview"])
+@pytest.mark.parametrize("name, call", [
+    ("srcHost", lambda v: cuda.cuMemcpyHtoD(0, v, 1)),                    # void* with its byte count
+    ("image", lambda v: cuda.cuModuleLoadData(v)),                         # void* alone
+    ("src", lambda v: cudart.cudaMemcpy(0, v, 1, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice)),
+    ("p", lambda v: cuda.cuMemHostRegister(v, 1, 0)),                      # non-const, read (`direction = "in"`)
+    ("data", lambda v: nvjitlink.nvJitLinkAddData(None, nvjitlink.nvJitLinkInputType.NVJITLINK_INPUT_PTX,
+                                                  v, 1, b"x")),
+    ("srcHost", lambda v: setattr(cuda.CUDA_MEMCPY2D(), "srcHost", v)),   # a struct's address field
+    ("optionValues[CU_JIT_INFO_LOG_BUFFER]",                              # an option table's buffer
+     lambda v: cuda.cuLinkCreate(1, [cuda.CUjit_option.CU_JIT_INFO_LOG_BUFFER], [v])),
+], ids=["driver-sized", "driver", "runtime", "register", "nvjitlink", "field", "option"])
+def test_a_strided_buffer_is_refused_naming_the_parameter(name, call, strided):
+    with pytest.raises(ValueError, match=rf"^{re.escape(name)}: {NOT_CONTIGUOUS}$"):
+        call(strided)
+
+
+def test_a_strided_raw_attribute_value_is_refused_naming_it():
+    # A value given as its raw bytes (a buffer without __index__; a numpy
+    # array has one, and is converted as an int) is copied from one block too.
+    attribute = cuda.CUmemPool_attribute.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+    with pytest.raises(ValueError, match=rf"^value: {NOT_CONTIGUOUS}$"):
+        cuda.cuMemPoolSetAttribute(0, attribute, memoryview(bytearray(16))[::2])
+
+
+def test_nvvm_refuses_reversed_bitcode_before_the_call_and_takes_its_copy():
+    nvvm = pytest.importorskip("nvvm", reason="cubind's nvvm package is not built")
+    from tests.bindings.test_nvvm import TWICE_IR
+    reversed_ir = np.frombuffer(TWICE_IR[::-1], np.uint8)[::-1]   # TWICE_IR's bytes, in a strided view
+    assert reversed_ir.tobytes() == TWICE_IR
+    err, prog = nvvm.nvvmCreateProgram()
+    assert err == nvvm.nvvmResult.NVVM_SUCCESS
+    try:
+        with pytest.raises(ValueError, match=rf"^buffer: {NOT_CONTIGUOUS}$"):
+            nvvm.nvvmAddModuleToProgram(prog, reversed_ir, len(TWICE_IR), b"twice.ll")
+        # Nothing reached NVVM: the contiguous copy is the program's only module.
+        copy = np.ascontiguousarray(reversed_ir)
+        assert nvvm.nvvmAddModuleToProgram(prog, copy, len(TWICE_IR), b"twice.ll") == (nvvm.nvvmResult.NVVM_SUCCESS,)
+        assert nvvm.nvvmCompileProgram(prog, 1, [b"-arch=compute_90"]) == (nvvm.nvvmResult.NVVM_SUCCESS,)
+    finally:
+        nvvm.nvvmDestroyProgram(prog)
+
+
+def test_contiguous_buffers_in_either_order_and_empty_ones_reach_the_driver(fake_driver):
+    # C-ordered, Fortran-ordered (one block all the same) and zero-length
+    # buffers, however strided, pass on both sides of a copy; the reversed
+    # source is refused in the child too, before the driver.
+    results = run_fake(fake_driver, """
+        import numpy as np
+        cuda.cuInit(0)
+        ctx = cuda.cuDevicePrimaryCtxRetain(cuda.cuDeviceGet(0)[1])[1]
+        cuda.cuCtxSetCurrent(ctx)
+        fortran = np.asfortranarray(np.arange(16, dtype=np.uint8).reshape(4, 4))
+        assert fortran.flags.f_contiguous and not fortran.flags.c_contiguous
+        empty = np.zeros(4, np.uint8)[::-1][:0]
+        try:
+            cuda.cuMemcpyHtoD(0, np.arange(16, dtype=np.uint8)[::-1], 16)
+            refused = None
+        except ValueError as e:
+            refused = str(e)
+        print(json.dumps([
+            int(cuda.cuMemcpyHtoD(0, fortran, 16)[0]),
+            int(cuda.cuMemcpyHtoD(0, fortran.T, 16)[0]),          # its transpose: C-ordered
+            int(cuda.cuMemcpyDtoH(fortran, 0, 16)[0]),             # written: any contiguous order too
+            int(cuda.cuMemcpyHtoD(0, empty, 0)[0]),
+            int(cuda.cuMemcpyDtoH(bytearray(), 0, 0)[0]),
+            refused,
+        ]))
+    """)
+    assert results[:5] == [0, 0, 0, 0, 0]
+    assert results[5].startswith("srcHost: the buffer is not contiguous")
+
+
+def test_a_strided_written_buffer_is_refused_unwritten():
+    # The written side's exporter refuses a strided view itself (the request
+    # asks for one block): the same TypeError as any unusable buffer, naming
+    # the parameter, and the view's bytes are left as they were.
+    target = np.full(64, SENTINEL, np.uint8)
+    with pytest.raises(TypeError, match=r"^dstHost: expected a writable buffer .* of contiguous bytes, got ndarray"):
+        cuda.cuMemcpyDtoH(target[::-1], 0, 4)
+    assert (target == SENTINEL).all()

@@ -503,33 +503,101 @@ def test_repr_indents_nested_structs():
     assert any(line.startswith("        ") for line in text.splitlines())
 
 
-# -- unions and arrays of structs are views into their parent ---------------------
-# (A nested struct field: tests/bindings/test_driver_types.py; the driver's CUeglFrame union,
-# whose members are handle and pointer arrays: tests/bindings/test_egl_interop.py.)
+def test_repr_prints_void_pointer_fields_in_hex():
+    s = cuda.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS()
+    lines = repr(s).splitlines()
+    i = lines.index("    nvSciSync :")
+    assert lines[i + 1:i + 3] == ["        fence : 0x0", "        reserved : 0"]   # void*, its integer twin
+    s.params.nvSciSync.fence = 0xDEAD0
+    assert "        fence : 0xdead0" in repr(s).splitlines()
+    m = cuda.CUDA_MEMCPY2D()
+    m.srcHost = 4096
+    assert {"srcHost : 0x1000", "dstHost : 0x0", "srcPitch : 0"} <= set(repr(m).splitlines())
+    # Only void*: kernelParams (void**) prints as NVIDIA's does, its value.
+    assert "kernelParams : 0" in repr(cuda.CUDA_KERNEL_NODE_PARAMS()).splitlines()
+    # A fixed array of void* (CUeglFrame.frame.pPitch), each item: NVIDIA's repr raises there.
+    assert "    pPitch : [0x0, 0x0, 0x0]" in repr(cuda.CUeglFrame()).splitlines()
 
 
-def test_an_element_of_a_struct_array_is_a_view_into_its_parent():
+NVIDIA_REPR = """
+import json
+import cuda
+from cuda.bindings import driver as nv
+out = []
+for module in (cuda, nv):
+    s = module.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS()
+    s.params.nvSciSync.fence = 0x7F00
+    s.params.fence.value = 12
+    s.flags = 1
+    m = module.CUDA_MEMCPY3D()
+    m.srcHost = 0x1000
+    # The void* fields and their neighbours (NVIDIA prints an unset enum as None).
+    out.append([repr(s), str(s), [line for line in repr(m).splitlines() if "Host" in line or "reserved" in line]])
+print(json.dumps(out))
+"""
+
+
+def test_repr_of_a_struct_is_nvidias():
+    import importlib.metadata
+    import json
+
+    from tests.bindings._driver_support import run_python
+
+    try:
+        importlib.metadata.distribution("cuda-bindings")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("NVIDIA's cuda-bindings is not installed")
+    ours, nvidia = json.loads(run_python(NVIDIA_REPR).stdout)
+    assert ours == nvidia
+
+
+# -- nested structs and unions are views; an array of structs reads copies ------
+# (as NVIDIA's modules read them. A nested struct field's layout:
+# tests/bindings/test_driver_types.py; the driver's CUeglFrame union, whose
+# members are handle and pointer arrays: tests/bindings/test_egl_interop.py.)
+
+
+def test_nested_structs_and_union_members_are_views_into_their_parent():
+    import ctypes
+
     from cuda import cudart
 
     frame = cudart.cudaEglFrame()
     frame.frame.pArray = [1, 2, 3]   # the union's other member reads the same bytes
     assert frame.frame.pPitch[0].ptr == 1 and frame.frame.pPitch[0].pitch == 2
-    frame.frame.pPitch[0].pitch = 123   # written into the frame
-    assert frame.frame.pPitch[0].pitch == 123 and int(frame.frame.pArray[1]) == 123
-    frame.planeDesc[1].width = 640
-    assert frame.planeDesc[1].width == 640
+    s = cuda.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS()
+    s.params.nvSciSync.fence = 0x1000   # params (a struct) -> nvSciSync (a union) -> fence
+    s.params.keyedMutex.key = 5
+    assert ctypes.c_uint64.from_address(s.getPtr() + 8).value == 0x1000
+    assert ctypes.c_uint64.from_address(s.getPtr() + 16).value == 5
+    assert s.params.nvSciSync.reserved == 0x1000
 
 
-def test_an_element_view_keeps_its_parent_alive():
+def test_an_array_of_structs_reads_as_a_list_of_copies():
     import gc
 
     from cuda import cudart
 
-    element = cudart.cudaEglFrame().frame.pPitch[2]
+    frame = cudart.cudaEglFrame()
+    frame.frame.pArray = [1, 2, 3]
+    x = frame.frame.pPitch[0]
+    assert (x.ptr, x.pitch) == (1, 2)
+    x.pitch = 1234   # the copy's, not the frame's
+    assert frame.frame.pPitch[0].pitch == 2 and int(frame.frame.pArray[1]) == 2
+    plane = frame.planeDesc[1]
+    plane.width = 640
+    assert frame.planeDesc[1].width == 0
+    # Written by assigning the list back.
+    frame.frame.pPitch = [x, *frame.frame.pPitch[1:]]
+    frame.planeDesc = [frame.planeDesc[0], plane, frame.planeDesc[2]]
+    assert frame.frame.pPitch[0].pitch == 1234 and int(frame.frame.pArray[1]) == 1234
+    assert frame.planeDesc[1].width == 640
+    # A copy holds its own bytes: the frame may go.
+    element = frame.planeDesc[1]
+    del frame
     gc.collect()
     _ = [bytearray(128) for _ in range(1000)]   # reuse freed memory, if any
-    element.xsize = 7
-    assert element.xsize == 7
+    assert element.width == 640
 
 
 def test_assigning_a_list_of_structs_copies_them_in():
@@ -546,6 +614,59 @@ def test_assigning_a_list_of_structs_copies_them_in():
     frame.frame = inner   # a whole union, copied
     inner.pArray = [0, 0, 0]
     assert [int(a) for a in frame.frame.pArray] == [7, 8, 9]
+
+
+# -- Cls(_ptr=address): a struct or union at an address ---------------------------
+
+
+def test_a_struct_made_with_ptr_reads_and_writes_the_memory_there():
+    import ctypes
+
+    from cuda import cudart
+
+    memory = (ctypes.c_uint * 3)(1, 2, 3)
+    address = ctypes.addressof(memory)
+    d = cudart.dim3(_ptr=address)
+    assert (d.x, d.y, d.z) == (1, 2, 3) and d.getPtr() == address
+    d.z = 9
+    memory[0] = 7
+    assert list(memory) == [7, 2, 9] and d.x == 7
+    assert cudart.dim3(address).y == 2   # positional, as NVIDIA's __init__(self, _ptr=0)
+    cudart.dim3(_ptr=address, y=5)       # fields set there
+    assert memory[1] == 5
+    for own in (cudart.dim3(_ptr=0), cudart.dim3(_ptr=None), cudart.dim3()):
+        assert own.getPtr() not in (0, address) and own.x == 0
+
+
+def test_a_union_and_the_structs_in_it_made_with_ptr_write_there():
+    import ctypes
+
+    import numpy as np
+
+    memory = np.zeros(cuda.CUlaunchAttributeValue.sizeof // 4, np.uint32)
+    value = cuda.CUlaunchAttributeValue(_ptr=memory.ctypes.data)
+    value.clusterDim.x = 4   # a view of a view, into the caller's memory
+    value.clusterDim.z = 2
+    assert list(memory[:3]) == [4, 0, 2] and value.cooperative == 4
+    s = cuda.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS()
+    s.params.nvSciSync.fence = 0x2000
+    s.flags = 3
+    at = cuda.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(_ptr=s.getPtr())
+    assert at.params.nvSciSync.fence == 0x2000 and at.flags == 3
+    at.flags = 1
+    assert s.flags == 1
+    assert ctypes.c_uint64.from_address(at.params.nvSciSync.getPtr()).value == 0x2000
+
+
+@pytest.mark.parametrize("bad, exc", [("0x10", TypeError), (1.5, TypeError), (bytearray(8), TypeError),
+                                      (-1, OverflowError), (2**64, OverflowError)])
+def test_a_bad_struct_ptr_names_ptr(bad, exc):
+    from cuda import cudart
+
+    with pytest.raises(exc, match="_ptr"):
+        cudart.dim3(_ptr=bad)
+    with pytest.raises(exc, match="_ptr"):
+        cuda.CUlaunchAttributeValue(_ptr=bad)
 
 
 # -- docstrings ---------------------------------------------------------------------

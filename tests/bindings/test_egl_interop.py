@@ -86,8 +86,9 @@ def test_runtime_frame_fields_round_trip():
     assert frame.planeCount == 3 and frame.frameType == cudart.cudaEglFrameType.cudaEglFrameTypeArray
     frame.frame.pArray = [cudart.cudaArray_t(0x10), 0x20, 0x30]
     assert [int(a) for a in frame.frame.pArray] == [0x10, 0x20, 0x30]
-    plane = frame.planeDesc[1]
-    plane.width, plane.pitch = 320, 384
+    planes = frame.planeDesc   # copies, as NVIDIA's: written by assigning the list back
+    planes[1].width, planes[1].pitch = 320, 384
+    frame.planeDesc = planes
     assert (frame.planeDesc[1].width, frame.planeDesc[1].pitch) == (320, 384)
 
 

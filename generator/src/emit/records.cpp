@@ -90,7 +90,7 @@ View py_record_view(const Record& r, const Context& ctx) {
   View d;
   d.set("name", cls);
   d.set("cname", r.name);
-  std::vector<View> fields, field_aliases;
+  std::vector<View> fields, field_aliases, hex_fields;
   std::string unsupported;
   visible_fields(ctx.model, r, [&](const Field& f) {
     if (!f.conversion.bound()) {
@@ -107,6 +107,7 @@ View py_record_view(const Record& r, const Context& ctx) {
     field.set("stub", slot(f.conversion, fd, "stub", label, ctx));
     field.set("stub_set", slot(f.conversion, fd, "stub_set", label, ctx));
     fields.push_back(field);
+    if (f.prints_hex) hex_fields.push_back(View().set("name", name));
     if (!f.py_alias.empty()) field_aliases.push_back(View().set("alias", f.py_alias).set("field", name));
   });
   std::string doc = entity_docstring(r.doc, (r.is_union ? "Union " : "Struct ") + cls + " of the C API.");
@@ -114,6 +115,7 @@ View py_record_view(const Record& r, const Context& ctx) {
   d.set("doc", docstring(doc, "    "));
   d.set("fields", list_of(fields));
   d.set("field_aliases", list_of(field_aliases));
+  if (!hex_fields.empty()) d.set("hex", View().set("names", list_of(hex_fields)));
   d.set("aliases", strings(r.aliases));
   if (!r.version_field.empty())
     d.set("version", View()

@@ -45,7 +45,7 @@ enum class Direction { In, Out, InOut };
   X(Array, "array")                /* const T* with a count parameter */                                             \
   X(Count, "count")                /* the integer that counts an Array/StringArray */                                \
   X(Buffer, "buffer")              /* caller-provided char* filled by the call, size from a query function */        \
-  X(VoidPtr, "void_ptr")           /* void* / const void* input */                                                   \
+  X(VoidPtr, "void_ptr")           /* void* / const void* input; a const char* read for its length in bytes */       \
   X(Callback, "callback")          /* function pointer */                                                            \
   X(UserData, "user_data")         /* void* handed back to a Callback */                                             \
   X(OutScalar, "out_scalar")       /* T* written by the call (integer, float, enum, handle) */                       \
@@ -218,6 +218,9 @@ struct Field {
   // A char array read as text up to its first NUL, not as all its bytes
   // (passes: mark_char_strings, from the spec's conventions and [fields]).
   bool c_string = false;
+  // Printed in hex by the struct's repr (`fence : 0x0`), as the classic
+  // modules print a void* field (passes: mark_hex_fields).
+  bool prints_hex = false;
   Conversion conversion;  // the Python property's (conversion pass); skip_reason when none
 };
 

@@ -154,6 +154,7 @@ json record_json(const Record& r) {
     put(jf, "count_field", f.count_field);
     if (f.kernel_params) jf["kernel_params"] = true;
     if (f.c_string) jf["c_string"] = true;
+    if (f.prints_hex) jf["prints_hex"] = true;
     put_conversion(jf, "conversion", f.conversion);
     put_doc(jf, f.doc);
     fields.push_back(jf);

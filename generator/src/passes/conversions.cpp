@@ -331,9 +331,10 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       const bool written = p.direction == Direction::Out;
       const bool queried = !p.query_function.empty();
       const bool sized = !p.count_param.empty();
-      // A `const char*` read for a count of bytes, not up to a NUL (the spec
-      // makes nvFatbinAddPTX's code one): the same check, its address cast
-      // to the char pointer the C function takes (Cython casts no void*).
+      // A `const char*` read for a count of bytes, not up to a NUL
+      // (link_read_lengths: nvvmAddModuleToProgram's buffer, nvFatbinAddPTX's
+      // code): the same check, its address cast to the char pointer the C
+      // function takes (Cython casts no void*).
       const bool chars = t.kind == TypeKind::Pointer && t.pointee().kind == TypeKind::Integer &&
                          t.pointee().canonical == "char";
       const char* name = written && queried ? "params/into_buffer_queried"
@@ -515,7 +516,11 @@ Conversion field_element(const Type& e, const Model& m) {
     return c;
   }
   if (e.kind == TypeKind::Record) {
-    Conversion c = named("fields/element_record", e);
+    // A copy of the item, as NVIDIA's classic modules read an array of
+    // structs (cudaEglFrame.planeDesc[1]): setting its field leaves the
+    // parent as it was; assigning the list back writes it. A nested struct
+    // or union field stays a view (fields/record).
+    Conversion c = named("fields/element_record_copy", e);
     c.record_class = record_class(m, e.canonical);
     return c;
   }

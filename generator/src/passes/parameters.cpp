@@ -259,6 +259,48 @@ void link_buffer_sizes(Function& f, const Model& m, const spec::Conventions& con
   }
 }
 
+bool is_one_of(const std::string& name, const std::vector<std::string>& names) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// The spec gave this parameter its role: no rule changes it.
+bool role_from_spec(const Function& f, const Param& p, const spec::Spec& spec) {
+  const spec::ParamOverride* o = spec.override_for(f.name, p.name);
+  if (!o && !f.alias_of.empty()) o = spec.override_for(f.alias_of, p.name);
+  return o && o->role;
+}
+
+// The integer right after parameter `i` that the spec's names give as a
+// length or a byte count (`nvvmAddModuleToProgram(prog, buffer, size, name)`),
+// or null. Only the next one: a length counts the pointer it follows, and
+// the `name` after `size` is a C string of its own.
+const Param* length_after(const Function& f, size_t i, const spec::Conventions& conv) {
+  if (i + 1 >= f.params.size()) return nullptr;
+  const Param& c = f.params[i + 1];
+  if (c.type.kind != TypeKind::Integer || c.role != Role::Scalar) return nullptr;
+  return is_one_of(c.name, conv.length_params) || is_one_of(c.name, conv.byte_count_params) ? &c : nullptr;
+}
+
+// A `const char*` or `const void*` followed by its length is a buffer the
+// call reads that many bytes of, not a C string: LLVM bitcode
+// (nvvmAddModuleToProgram's buffer) and PTX read for `size` bytes
+// (nvFatbinAddPTX's code) hold NUL bytes or need none. One rule for every
+// library; a role the spec gave stays. After link_buffer_sizes, whose byte
+// counts and queries come first.
+void link_read_lengths(Function& f, const spec::Spec& spec) {
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    Param& p = f.params[i];
+    const bool chars = p.role == Role::String;
+    const bool uncounted =
+        p.role == Role::VoidPtr && p.type.pointee().is_const && p.count_param.empty() && p.query_function.empty();
+    if (!chars && !uncounted) continue;
+    const Param* length = length_after(f, i, spec.conventions);
+    if (!length || role_from_spec(f, p, spec)) continue;
+    p.role = Role::VoidPtr;  // read only: const, so never a written buffer
+    p.count_param = length->name;
+  }
+}
+
 // A caller's buffer whose bytes are counted (a size query or a byte count)
 // is written by the call where its C type lets the call write there: a char*
 // (nvrtcGetPTX's ptx) or a void* without const (cuMemcpyDtoH's dstHost,
@@ -490,6 +532,7 @@ void infer_parameters(Model& model, const spec::Spec& spec) {
     link_returned_counts(f, spec.conventions);
     link_userdata(f);
     link_buffer_sizes(f, model, spec.conventions);
+    link_read_lengths(f, spec);
     mark_written_buffers(f, spec);
     mark_optional_arrays(f, spec.conventions);
     for (auto& p : f.params)

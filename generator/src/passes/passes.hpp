@@ -86,6 +86,9 @@ void apply_field_counts(model::Model& model, const spec::Spec& spec);
 // applies a field's own role.
 void mark_char_strings(model::Model& model, const spec::Spec& spec);
 bool is_char_array(const model::Type& t);
+// The fields a struct's repr prints in hex (Field::prints_hex): those of
+// type void*, and fixed arrays of them, as the classic modules print them.
+void mark_hex_fields(model::Model& model);
 
 // The spec's attribute_types resolved against the headers' types; then, once
 // roles are known, each attribute-typed value linked to its table.

@@ -35,6 +35,7 @@ const Pass kPipeline[] = {
     {"name_type_aliases", name_type_aliases},
     {"mark_char_strings", mark_char_strings},
     {"apply_field_counts", apply_field_counts},
+    {"mark_hex_fields", [](Model& m, const Spec&) { mark_hex_fields(m); }},
     {"resolve_attribute_types", resolve_attribute_types},
     {"resolve_option_types", resolve_option_types},
     {"infer_parameters", infer_parameters},

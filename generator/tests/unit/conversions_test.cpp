@@ -199,6 +199,22 @@ TEST(AssignConversions, VoidPointersCheckTheBytesTheirSizeGives) {
   EXPECT_FALSE(plain.late);
 }
 
+TEST(AssignConversions, CharsReadForTheirLengthAreASizedBufferNotAString) {
+  // nvvmAddModuleToProgram(prog, buffer, size, name) as infer_parameters
+  // leaves it: the buffer a VoidPtr counted by `size`, the name a String.
+  Function add = with_roles(fn("caseAddModule", {param("prog", handle_t()), param("buffer", ptr(char_t(true))),
+                                                 param("size", size_t_t()), param("name", ptr(char_t(true)))}),
+                            {Role::Handle, Role::VoidPtr, Role::Scalar, Role::String});
+  add.params[1].count_param = "size";
+  const Model m = convert({add});
+  const Conversion& buffer = conv(m, "caseAddModule", "buffer");
+  EXPECT_EQ(buffer.name, "params/in_chars_sized");  // the buffer check, its address cast to const char*
+  EXPECT_TRUE(buffer.late);                         // reads size's C value
+  EXPECT_EQ(buffer.ownership, Ownership::Call);     // the buffer is held for the call
+  EXPECT_FALSE(buffer.c_string);                    // read, not written
+  EXPECT_EQ(conv(m, "caseAddModule", "name").name, "params/in_string");
+}
+
 TEST(AssignConversions, BuffersTheCallWritesTakeOneConversionWhateverTheirCType) {
   // nvrtcGetPTX's char* and nvJitLinkGetLinkedCubin's void* (both with a
   // size query), cuMemcpyDtoH's dstHost (a byte count): written, whatever
@@ -462,8 +478,11 @@ TEST(AssignConversions, FixedArraysConvertEachItemThroughTheirElement) {
   EXPECT_EQ(integer.range.bits, 32);
   EXPECT_TRUE(integer.range.is_signed);
   EXPECT_EQ(element(array_of(float_t(), 3)).name, "fields/element_float");
+  // An array of structs reads copies, as NVIDIA's modules do (cudaEglFrame's
+  // planeDesc[1].width = 1 leaves the frame as it was); a struct field a view.
   const Conversion record = element(array_of(record_v2(), 3));
-  EXPECT_EQ(record.name, "fields/element_record");
+  EXPECT_EQ(record.name, "fields/element_record_copy");
+  EXPECT_EQ(of(record_v2()).name, "fields/record");
   EXPECT_EQ(record.record_class, "caseRecord");
   EXPECT_EQ(record.c_type.name, record_v2().name);  // the item, not the array
   const Conversion mode = element(array_of(named(TypeKind::Enum, "caseMode", 4), 3));

@@ -468,6 +468,68 @@ TEST(InferParameters, UserDataHasNoByteCount) {
   EXPECT_EQ(param_of(m, "caseHostFunc", "userData").count_param, "");
 }
 
+// ---- a const char* or const void* followed by its length: bytes read ----
+
+TEST(InferParameters, ConstCharPointerFollowedByItsLengthIsABuffer) {
+  // nvvm.h: nvvmAddModuleToProgram(prog, buffer, size, name): LLVM bitcode,
+  // NUL bytes and all, counted by `size` (a length_params name). The name
+  // after `size` stays a C string: a length counts the pointer it follows.
+  const Model m = infer({fn("caseAddModule", {param("prog", handle_t()), param("buffer", ptr(char_t(true))),
+                                              param("size", size_t_t()), param("name", ptr(char_t(true)))})});
+  const Param& buffer = param_of(m, "caseAddModule", "buffer");
+  EXPECT_EQ(buffer.role, Role::VoidPtr);
+  EXPECT_EQ(buffer.count_param, "size");
+  EXPECT_EQ(buffer.direction, Direction::In);  // const: read, never written
+  EXPECT_EQ(param_of(m, "caseAddModule", "size").role, Role::Scalar);  // still passed by the caller
+  EXPECT_EQ(param_of(m, "caseAddModule", "name").role, Role::String);
+}
+
+TEST(InferParameters, AByteCountNameAlsoCountsTheCharsItFollows) {
+  // nvFatbin.h's byte_count_params: nvFatbinAddPTX(handle, code, size, arch, ...).
+  spec::Spec s = basic_spec();
+  s.conventions.length_params = {};
+  s.conventions.byte_count_params = {"size"};
+  const Model m = infer({fn("caseAddPTX", {param("h", handle_t()), param("code", ptr(char_t(true))),
+                                           param("size", size_t_t()), param("arch", ptr(char_t(true)))})},
+                        s);
+  EXPECT_EQ(param_of(m, "caseAddPTX", "code").role, Role::VoidPtr);
+  EXPECT_EQ(param_of(m, "caseAddPTX", "code").count_param, "size");
+  EXPECT_EQ(param_of(m, "caseAddPTX", "arch").role, Role::String);
+  EXPECT_EQ(param_of(m, "caseAddPTX", "arch").count_param, "");
+}
+
+TEST(InferParameters, ConstVoidPointerFollowedByItsLengthIsCounted) {
+  // A `size` is no byte count name of this spec (it may size a device
+  // range elsewhere in the function), but right after a const void* it is
+  // that buffer's length.
+  const Model m = infer({
+      fn("caseAddData", {param("h", handle_t()), param("data", ptr(void_t(true))), param("size", size_t_t())}),
+      fn("caseRange", {param("handle", ptr(void_t(true))), param("dptr", size_t_t()), param("size", size_t_t())}),
+  });
+  EXPECT_EQ(param_of(m, "caseAddData", "data").role, Role::VoidPtr);
+  EXPECT_EQ(param_of(m, "caseAddData", "data").count_param, "size");
+  EXPECT_EQ(param_of(m, "caseRange", "handle").count_param, "");  // not next to it
+}
+
+TEST(InferParameters, WhatFollowsACharPointerCountsItOnlyAsALength) {
+  // Not a length name, not an integer by value, or already an array's
+  // count (a byte count name that is also a count name, as the runtime's
+  // `count`): the const char* stays a C string.
+  spec::Spec s = basic_spec();
+  s.conventions.byte_count_params = {"count"};
+  const Model m = infer({
+      fn("caseSetName", {param("name", ptr(char_t(true))), param("flags", int_t())}),
+      fn("caseGetInfo", {param("key", ptr(char_t(true))), param("size", ptr(size_t_t()))}),
+      fn("caseSetLabels", {param("label", ptr(char_t(true))), param("count", int_t()),
+                           param("labels", ptr(ptr(char_t(true), true)))}),
+  },
+                        s);
+  EXPECT_EQ(param_of(m, "caseSetName", "name").role, Role::String);
+  EXPECT_EQ(param_of(m, "caseGetInfo", "key").role, Role::String);
+  EXPECT_EQ(param_of(m, "caseSetLabels", "label").role, Role::String);
+  EXPECT_EQ(param_of(m, "caseSetLabels", "count").role, Role::Count);
+}
+
 TEST(InferParameters, CallbackFollowedByVoidPointerIsCallbackAndUserData) {
   const Model m = infer({fn("caseSetCallback", {param("h", handle_t()), param("callback", callback_t()),
                                                 param("payload", ptr(void_t()))})});
@@ -607,6 +669,17 @@ count_param = "size"
   EXPECT_EQ(param_of(m, "caseAddData", "data").role, Role::VoidPtr);
   EXPECT_EQ(param_of(m, "caseAddData", "data").count_param, "size");
   EXPECT_EQ(param_of(m, "caseAddData", "size").role, Role::Scalar);
+}
+
+TEST(InferParameters, SpecRoleKeepsACharPointerBeforeALengthAString) {
+  // The spec may say a text is read up to its NUL whatever follows it.
+  const spec::Spec s = spec_with(R"(
+[functions.caseSetText.params.text]
+role = "string"
+)");
+  const Model m = infer({fn("caseSetText", {param("text", ptr(char_t(true))), param("len", size_t_t())})}, s);
+  EXPECT_EQ(param_of(m, "caseSetText", "text").role, Role::String);
+  EXPECT_EQ(param_of(m, "caseSetText", "text").count_param, "");
 }
 
 TEST(InferParameters, OverrideUserDataParamLinksTheCallback) {

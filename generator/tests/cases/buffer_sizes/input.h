@@ -15,12 +15,21 @@
  *                    void* with a sibling caseGetImageSize -> into_buffer_queried
  *                    (query_function caseGetImageSize); the query is called
  *                    only for a buffer object
- *   caseAddData      `size` is not in byte_count_params; the spec's
- *                    count_param override pairs it -> in_voidptr_sized
- *   caseAddText      const char* text read for `size` bytes, not up to a NUL:
- *                    the spec's role void_ptr + count_param -> in_chars_sized
- *                    (the same check as in_voidptr_sized, the address cast
- *                    to const char*)
+ *   caseAddData      `size` is not in byte_count_params nor next to data;
+ *                    the spec's count_param override pairs it
+ *                    -> in_voidptr_sized
+ *   caseAddText      const char* text followed by its length (`size`, a name
+ *                    of length_params): read for `size` bytes, not up to a
+ *                    NUL (link_read_lengths) -> role void_ptr, count_param
+ *                    size, in_chars_sized (the same check as
+ *                    in_voidptr_sized, the address cast to const char*)
+ *   caseAddModule    the nvvmAddModuleToProgram form (buffer, size, name):
+ *                    buffer -> in_chars_sized; the name after `size` stays
+ *                    a C string -> in_string
+ *   caseAddBlob      const void* followed by its length (`len`, not a byte
+ *                    count name) -> in_voidptr_sized, count_param len
+ *   caseSetLabel     const char* before a length, but the spec's role =
+ *                    "string" says it is text read up to its NUL -> in_string
  *   caseRangeHandle  void* with a `size` that sizes a device range -> plain
  *                    in_voidptr, reported unchecked
  *   caseHostFunc     a callback's user data is no buffer, even with a byte
@@ -53,9 +62,15 @@ caseResult caseGetImageSize(caseLink link, size_t *size);
  */
 caseResult caseGetImage(caseLink link, void *image);
 
-caseResult caseAddData(caseLink link, const void *data, size_t size, const char *name);
+caseResult caseAddData(caseLink link, const void *data, unsigned int kind, size_t size, const char *name);
 
 caseResult caseAddText(caseLink link, const char *text, size_t size);
+
+caseResult caseAddModule(caseLink link, const char *buffer, size_t size, const char *name);
+
+caseResult caseAddBlob(caseLink link, const void *blob, size_t len);
+
+caseResult caseSetLabel(caseLink link, const char *label, size_t len);
 
 caseResult caseRangeHandle(void *handle, unsigned long long dptr, size_t size);
 
