@@ -93,6 +93,16 @@ install_python_deps() {  # install_python_deps build|test
   [ "${1:-build}" = test ] && pkgs+=("nvidia-nvfatbin==13.0.*" "nvidia-nvml-dev==13.0.*" "nvidia-cufile==1.15.*")
   step "Python packages into $VENV: ${pkgs[*]}"
   "$PY" -m pip install --disable-pip-version-check "${pkgs[@]}"
+  if [ "${1:-build}" = test ]; then
+    # The released consumers of NVIDIA's bindings whose names cubind.compat serves
+    # (tests/bindings/test_compat_consumers.py reads them from these files), into a
+    # directory of their own so that cuda-core 0.3.2 above stays what the suite
+    # imports; without their dependencies (numba-cuda's numba wants numpy < 2.4:
+    # running it is for a venv of its own).
+    step "consumers of cuda.bindings into $VENV/consumers: cuda-core 1.2.x, numba-cuda 0.30.x (--no-deps)"
+    "$PY" -m pip install --disable-pip-version-check --no-deps --upgrade --target "$VENV/consumers" \
+      "cuda-core==1.2.*" "numba-cuda==0.30.*"
+  fi
   if [ "${1:-build}" = test ] && "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
     # RAPIDS' ucxx, for cubind.graph's UCX queues (tests/graph/test_ucx*.py; its wheels are
     # cp311-abi3). Without its declared dependencies: cuda-core stays at the version pinned

@@ -23,7 +23,13 @@ names below with cubind's modules, imported when first asked for:
   ...: no tuple convention ever existed for them), over cubind's ``nvjitlink``
   and ``nvvm`` (:mod:`cubind.compat.nvjitlink`, :mod:`cubind.compat.nvvm`);
 - ``cuda.bindings._internal.nvjitlink`` / ``.nvvm``: the symbol probe those
-  libraries' users call.
+  libraries' users call;
+- ``cuda.bindings.utils``, ``._version``, ``._internal.utils``,
+  ``._internal._fast_enum`` and the part of NVIDIA's Pythonic
+  ``cuda.bindings.nvml`` that cuda.core 1.2 reads: the helper and private
+  names released consumers import (:mod:`cubind.compat.utils`, ...);
+- ``cuda.bindings.cydriver``, ``.cyruntime``, ``.cynvrtc``, ... (the C-level
+  modules compiled consumers cimport): cubind's ``cuda._cydriver``, ...
 
 Where no ``cuda-bindings`` distribution is installed, its metadata (the
 version, which cuda.core reads) is served too, as the CUDA version cubind's

@@ -254,6 +254,8 @@ def test_wheel_contents(wheel):
     # the build's record of itself (_cubind/built.py), written by the build for the wheel
     assert f"_cubind/{record_name()}" in files
     assert not [n for n in files if n.endswith((".c", ".pyx", ".o"))]
+    # NVIDIA's cuda-bindings owns cuda/bindings/: cubind serves those names from its own modules
+    assert not [n for n in files if n.startswith("cuda/bindings/")]
     # build/lib keeps what earlier builds put there, and the wheel takes it all
     stale = [n for n in files if n.startswith("cubind/_bind/")]
     assert not stale, f"cubind/_bind is _cubind now: remove the stale build/lib/cubind/_bind ({stale[:3]})"
