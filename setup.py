@@ -76,19 +76,25 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 
 # -- what bindings/*.toml make ----------------------------------------------------------------
 # Each spec is a library: its package (`[library] name`) holds a C layer and a
-# Python layer (`c_module`, `py_module`). Two specs may share a package (the
-# driver and the runtime, both `cuda`). Nothing about one library is written
-# here: a new spec is a new package and two new modules.
+# Python layer (`c_module`, `py_module`), and with `[compat] module` the module
+# serving NVIDIA's C level of it. Two specs may share a package (the driver and
+# the runtime, both `cuda`). Nothing about one library is written here: a new
+# spec is a new package and two (or three) new modules.
+
+
+def spec_tables(root):
+    """Every ``<root>/bindings/*.toml``, read, in file order."""
+    tables = []
+    for name in sorted(os.listdir(os.path.join(root, "bindings"))):
+        if name.endswith(".toml"):
+            with open(os.path.join(root, "bindings", name), "rb") as f:
+                tables.append(tomllib.load(f))
+    return tables
 
 
 def spec_libraries(root):
     """The ``[library]`` tables of ``<root>/bindings/*.toml``, in file order."""
-    libraries = []
-    for name in sorted(os.listdir(os.path.join(root, "bindings"))):
-        if name.endswith(".toml"):
-            with open(os.path.join(root, "bindings", name), "rb") as f:
-                libraries.append(tomllib.load(f)["library"])
-    return libraries
+    return [spec["library"] for spec in spec_tables(root)]
 
 
 def optional_packages(root):
@@ -113,9 +119,15 @@ def spec_packages(root):
 
 
 def spec_modules(root):
-    """The extension modules the specs make: each library's C and Python layers."""
-    return [f"{library['name']}.{library[layer]}" for library in spec_libraries(root)
-            for layer in ("c_module", "py_module")]
+    """The extension modules the specs make: each library's C and Python
+    layers, and the module serving NVIDIA's C level (``[compat] module``)."""
+    found = []
+    for spec in spec_tables(root):
+        library = spec["library"]
+        found += [f"{library['name']}.{library[layer]}" for layer in ("c_module", "py_module")]
+        if "compat" in spec:
+            found.append(f"{library['name']}.{spec['compat']['module']}")
+    return found
 
 
 def cubind_modules(root):

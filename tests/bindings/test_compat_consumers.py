@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests._toolkit import pythonpath
 from tests._consumer_names import installed_files, is_library_file, scan_compiled, scan_python
+from tests._toolkit import pythonpath
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSUMERS = {"cuda-core": "1.2.", "numba-cuda": "0.30."}

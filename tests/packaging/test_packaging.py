@@ -40,13 +40,17 @@ MODULES = ("cuda._driver", "cuda.cdriver", "cuda.cudart", "cuda.cruntime", "nvrt
            "nvjitlink._nvjitlink", "nvjitlink.cnvjitlink", "nvvm._nvvm", "nvvm.cnvvm",
            "nvfatbin._nvfatbin", "nvfatbin.cnvfatbin", "nvml._nvml", "nvml.cnvml",
            "cufile._cufile", "cufile.ccufile",
+           # NVIDIA's C level under its names (bindings/*.toml [compat]).
+           "cuda._cydriver", "cuda._cyruntime", "nvrtc._cynvrtc", "nvjitlink._cynvjitlink", "nvvm._cynvvm",
+           "nvfatbin._cynvfatbin", "nvml._cynvml", "cufile._cycufile",
            "_cubind.convert", "_cubind.loader", "cubind._core.allocations", "cubind._launch.capsule",
            "cubind._launch.launch", "cubind._interop.dlpack",
            "cubind._memory.memory")
-# Every module but the Pythonic layer's own ships its C level for cimport.
+# Every module but the Pythonic layer's own ships its C level for cimport (the
+# modules serving NVIDIA's C level export theirs through __pyx_capi__ alone).
 PXD = [name.replace(".", "/") + ".pxd" for name in MODULES
        if name not in ("cubind._launch.capsule", "cubind._launch.launch", "cubind._interop.dlpack",
-                       "cubind._memory.memory")]
+                       "cubind._memory.memory") and "._cy" not in name]
 STUBS = [stubs for _, stubs, _ in PUBLIC]
 # The Pythonic layer's: the generated re-export of `import cubind`, and the
 # hand-written ones of compiled modules (the .py modules carry their annotations).

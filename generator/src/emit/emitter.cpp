@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "emit/attributes.hpp"
+#include "emit/compat.hpp"
 #include "emit/context.hpp"
 #include "emit/conversion_view.hpp"
 #include "emit/docs.hpp"
@@ -42,6 +43,9 @@ class LibraryEmitter {
                                      {"py_layer.pyx", ctx_.spec.py_module + ".pyx"},
                                      {"stub.pyi", ctx_.spec.stub}})
       files.push_back({dir + name, templates_.render(tmpl, root)});
+    if (!ctx_.spec.compat.module.empty())
+      files.push_back({dir + ctx_.spec.compat.module + ".pyx",
+                       templates_.render("cy_module.pyx", compat_view(ctx_, root.get("banner")->string_value()))});
     for (auto& file : render_package(ctx_.model, ctx_.spec, templates_, root.get("banner")->string_value()))
       files.push_back(std::move(file));
     const auto unused = templates_.unused_keys();

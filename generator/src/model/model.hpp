@@ -124,6 +124,10 @@ struct Param {
   // until then (passes: link_kept_alive).
   std::string kept_until;
   std::string kept_by;
+  // The name the declaration writes for its type where a `#define` stands
+  // for the type clang reads (`cudaStreamAttrID attr`, which the macro makes
+  // cudaLaunchAttributeID): NVIDIA's signature text spells it. Empty: none.
+  std::string written_name;
 };
 
 struct Function {
@@ -168,6 +172,13 @@ struct Function {
   // How the C result reaches Python (the status enum, a value, bytes...),
   // with the error value by which the C layer signals an exception.
   Conversion result_conversion;
+  // The function under NVIDIA's C-level module (spec [compat], passes:
+  // spell_compat_signatures): the signature text a consumer compiled against
+  // NVIDIA's module looks its capsule up by, the exception clause of
+  // NVIDIA's declaration, and the names it is exported under. Empty: none.
+  std::string compat_signature;
+  std::string compat_exception;
+  std::vector<std::string> compat_names;
 };
 
 struct EnumValue {

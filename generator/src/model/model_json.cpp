@@ -92,6 +92,7 @@ json param_json(const Param& p) {
   put(j, "py_default", p.py_default);
   put(j, "kept_until", p.kept_until);
   put(j, "kept_by", p.kept_by);
+  put(j, "written_name", p.written_name);
   return j;
 }
 
@@ -112,6 +113,9 @@ json function_json(const Function& f) {
   if (!f.releases_gil) j["releases_gil"] = false;
   put(j, "skip_reason", f.skip_reason);
   put_conversion(j, "result_conversion", f.result_conversion);
+  put(j, "compat_signature", f.compat_signature);
+  put(j, "compat_exception", f.compat_exception);
+  if (!f.compat_names.empty()) j["compat_names"] = f.compat_names;
   put_doc(j, f.doc);
   return j;
 }

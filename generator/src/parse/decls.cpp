@@ -1,5 +1,7 @@
 #include "parse/decls.hpp"
 
+#include <cctype>
+
 #include "parse/comments.hpp"
 #include "parse/libclang.hpp"
 
@@ -24,6 +26,48 @@ model::Doc doc_of(CXCursor c) {
 
 namespace {
 bool is_record(CXCursorKind kind) { return kind == CXCursor_StructDecl || kind == CXCursor_UnionDecl; }
+
+// A cursor's extent as the file reads it: where a macro begins it
+// (`cudaStreamAttrID attr`), clang's extent starts at the macro's definition.
+CXSourceRange expanded_extent(CXTranslationUnit unit, CXCursor c) {
+  const CXSourceRange extent = clang_getCursorExtent(c);
+  auto expanded = [unit](CXSourceLocation at) {
+    CXFile file = nullptr;
+    unsigned offset = 0;
+    clang_getExpansionLocation(at, &file, nullptr, nullptr, &offset);
+    return clang_getLocationForOffset(unit, file, offset);
+  };
+  return clang_getRange(expanded(clang_getRangeStart(extent)), expanded(clang_getRangeEnd(extent)));
+}
+
+// The one type name a parameter's declaration writes (`cudaStreamAttrID` in
+// `cudaStreamAttrID attr`), where it is not the name clang gives its type: a
+// `#define` made it another (cudaLaunchAttributeID). Empty otherwise.
+std::string written_name(CXCursor arg, const Type& type, const std::string& name) {
+  if (type.kind == TypeKind::FunctionPointer) return "";
+  CXTranslationUnit unit = clang_Cursor_getTranslationUnit(arg);
+  CXToken* tokens = nullptr;
+  unsigned n = 0;
+  clang_tokenize(unit, expanded_extent(unit, arg), &tokens, &n);
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < n; ++i)
+    if (clang_getTokenKind(tokens[i]) == CXToken_Identifier)
+      names.push_back(take(clang_getTokenSpelling(unit, tokens[i])));
+  clang_disposeTokens(unit, tokens, n);
+  if (!names.empty() && names.back() == name) names.pop_back();
+  if (names.size() != 1) return "";
+  // A word of clang's spelling (`enum cudaLimit`, `const caseImageKHR *`): the same name.
+  std::string word;
+  for (const char ch : type.spelling + " ") {
+    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') {
+      word += ch;
+    } else {
+      if (word == names[0]) return "";
+      word.clear();
+    }
+  }
+  return names[0];
+}
 }  // namespace
 
 std::string DeclCollector::name_of(CXCursor decl) const {
@@ -85,6 +129,7 @@ void DeclCollector::add_function(CXCursor c, const std::string& header) {
     p.name = spelling(arg);
     if (p.name.empty()) p.name = "arg" + std::to_string(i);
     p.type = types_.convert(clang_getCursorType(arg));
+    p.written_name = written_name(arg, p.type, spelling(arg));
     f.params.push_back(p);
   }
   // Bodies are skipped when parsing: internal linkage or `inline` says it.

@@ -157,6 +157,20 @@ std::vector<std::string> expand_loader_names(const std::vector<std::string>& pat
 // The model's loader: the spec's names expanded, the resolver chosen.
 void resolve_loader(model::Model& model, const spec::Spec& spec);
 
+// NVIDIA's C-level module (spec [compat]): for each bound function, the
+// signature text NVIDIA's declaration makes Cython name its capsule with
+// (`CUresult (CUstream, CUevent, unsigned int)`), NVIDIA's exception clause,
+// and the names it is exported under.
+void spell_compat_signatures(model::Model& model, const spec::Spec& spec);
+// Its parts: Cython's C name of a type declared in `module`
+// (`__pyx_t_4cuda_8bindings_8cydriver_GLuint`), how NVIDIA's text spells one
+// type (`written_name`: the name the declaration wrote, see Param), the whole
+// text, and the exception clause.
+std::string cython_module_type(const std::string& module, const std::string& name);
+std::string compat_type_text(const model::Type& type, const std::string& written_name, const spec::Spec& spec);
+std::string compat_signature(const model::Function& f, const spec::Spec& spec);
+std::string compat_exception(const model::Function& f, const spec::Compat& compat);
+
 // Every pass, in the order of passes/pipeline.cpp.
 void run_passes(model::Model& model, const spec::Spec& spec);
 std::vector<std::string> pass_names();

@@ -52,6 +52,7 @@ const Pass kPipeline[] = {
     {"assign_conversions", [](Model& m, const Spec&) { assign_conversions(m); }},
     {"mark_classic_defaults", mark_classic_defaults},
     {"mark_gil", mark_gil},
+    {"spell_compat_signatures", spell_compat_signatures},
 };
 
 }  // namespace

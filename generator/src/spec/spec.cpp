@@ -178,6 +178,33 @@ void read_attribute_types(const Reader& r, const toml::table& tables, Spec& spec
   }
 }
 
+// `[compat]`: the module serving NVIDIA's C level and the facts NVIDIA's
+// declarations add to the header's (see Compat).
+Compat read_compat(const Reader& r, const toml::table& t) {
+  static const std::set<std::string> kKeys = {"module",       "serves",         "error_value",
+                                              "module_types", "type_spellings", "abi_names"};
+  for (const auto& [key, node] : t)
+    if (!kKeys.count(std::string(key.str()))) r.fail("compat." + std::string(key.str()), "not a compat key");
+  Compat c;
+  c.module = r.string(t, "module", true, "compat.");
+  c.serves = r.string(t, "serves", true, "compat.");
+  c.error_value = r.string(t, "error_value", false, "compat.");
+  c.module_types = r.strings(t, "module_types", "compat.");
+  if (const toml::node* node = t.get("type_spellings")) {
+    const toml::table* spellings = node->as_table();
+    if (!spellings) r.fail("compat.type_spellings", "expected a table of header type = \"NVIDIA's\"");
+    for (const auto& [name, text] : *spellings) {
+      if (!text.value<std::string>()) r.fail("compat.type_spellings." + std::string(name.str()), "expected a string");
+      c.type_spellings[std::string(name.str())] = *text.value<std::string>();
+    }
+  }
+  if (const toml::node* node = t.get("abi_names")) {
+    if (!node->value<bool>()) r.fail("compat.abi_names", "expected true or false");
+    c.abi_names = *node->value<bool>();
+  }
+  return c;
+}
+
 }  // namespace
 
 bool ParamOverride::names(const std::string& name) const {
@@ -334,6 +361,7 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
     }
   }
   if (const toml::table* gil = root["gil"].as_table()) spec.keep_gil = r.strings(*gil, "keep", "gil.");
+  if (const toml::table* compat = root["compat"].as_table()) spec.compat = read_compat(r, *compat);
   spec.package = read_package(toml_text, source_name);
   return spec;
 }

@@ -162,6 +162,27 @@ struct Skip {
   std::string reason;
 };
 
+// NVIDIA's C-level module of this library (cuda.bindings.cydriver), served by
+// a module of the package (`[compat]`): each bound function exported in its
+// `__pyx_capi__` under the signature text NVIDIA's declaration gives it.
+struct Compat {
+  std::string module;  // the module of the package serving it ("_cydriver"); empty: none
+  std::string serves;  // NVIDIA's dotted name ("cuda.bindings.cydriver")
+  // NVIDIA's exception value for a function returning the status: what its
+  // consumers compare the result with before they look for an exception.
+  // Empty: NVIDIA declares `except *` (cuFile's calls return a struct).
+  std::string error_value;
+  // Types NVIDIA declares in its own module (a ctypedef, not an extern
+  // name), which Cython spells `__pyx_t_<module>_<name>` (GL's GLuint).
+  std::vector<std::string> module_types;
+  // A type NVIDIA declares otherwise than the header writes it (`ssize_t`
+  // as Py_ssize_t): header name -> NVIDIA's.
+  std::map<std::string, std::string> type_spellings;
+  // Also export each function under the ABI symbol its name stands for
+  // (NVML's nvmlDeviceGetCount_v2), as NVIDIA's module names it.
+  bool abi_names = false;
+};
+
 struct Spec {
   std::string library;    // Python package ("nvrtc")
   std::string c_module;   // Cython C layer inside the package ("cnvrtc")
@@ -271,6 +292,7 @@ struct Spec {
   std::vector<std::string> value_results;
   // The package's __init__.py (`[package]`).
   Package package;
+  Compat compat;
 
   const ParamOverride* override_for(const std::string& function, const std::string& param) const;
 };
