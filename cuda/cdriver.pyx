@@ -503,27 +503,45 @@ cdef unsigned long long _proc_flags = 0
 DEFAULT_STREAM_FLAGS = {"legacy": 1, "per-thread": 2}
 
 
+# The library opened and cuGetProcAddress found, once, with the GIL (the
+# environment, the loader and the errors are Python). Set up completely
+# before _proc_address is published: another thread that finds it set goes
+# straight on with _library and _proc_flags.
+cdef int _set_up() except -1 with gil:
+    global _library, _proc_address, _proc_flags
+    cdef _proc_address_t address
+    if _proc_address != NULL:
+        return 0   # another thread got here first
+    mode = os.environ.get("CUBIND_DEFAULT_STREAM", "legacy")
+    if mode not in DEFAULT_STREAM_FLAGS:
+        raise ValueError(f"CUBIND_DEFAULT_STREAM must be one of {sorted(DEFAULT_STREAM_FLAGS)}, got {mode!r}")
+    _proc_flags = DEFAULT_STREAM_FLAGS[mode]   # opt-in: per-thread gives the *_ptsz/_ptds variants
+    _library = open_library("cuda", ("libcuda.so.1", ), "CUBIND_CUDA_LIBRARY",
+                            ())
+    address = <_proc_address_t>find_symbol(_library, b"cuGetProcAddress_v2")
+    if address == NULL:
+        raise FunctionNotFoundError("cuGetProcAddress_v2 is not in the loaded driver: it predates CUDA 12.5")
+    _proc_address = address
+    return 0
+
+
+cdef int _not_found(const char* symbol, const char* name, int rc, int found) except -1 with gil:
+    raise FunctionNotFoundError(f"{name.decode()} ({symbol.decode()}) is not in the loaded driver "
+                                f"(cuGetProcAddress returned {rc}, status {found})")
+
+
 # 1 when the library lacks the function and `missing_ok`: the caller returns
 # the status the spec gives for that (the driver's CUDA_ERROR_NOT_FOUND).
-cdef int _resolve(void** slot, const char* symbol, const char* name, int version, bint missing_ok) except -1 with gil:
-    global _library, _proc_address, _proc_flags
+# Without the GIL once the library is open: a C-level consumer may make its
+# first call of a function from a thread of its own, even from a destructor
+# that runs after the interpreter has finished (cuda.core releases contexts
+# from C++ thread-locals), where taking the GIL would crash.
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version, bint missing_ok) except -1 nogil:
     cdef int found = 0
     cdef int rc
-    cdef _proc_address_t address
     cdef void* function = NULL
     if _proc_address == NULL:
-        # Set up completely before _proc_address is published: another thread
-        # that finds it set goes straight on with _library and _proc_flags.
-        mode = os.environ.get("CUBIND_DEFAULT_STREAM", "legacy")
-        if mode not in DEFAULT_STREAM_FLAGS:
-            raise ValueError(f"CUBIND_DEFAULT_STREAM must be one of {sorted(DEFAULT_STREAM_FLAGS)}, got {mode!r}")
-        _proc_flags = DEFAULT_STREAM_FLAGS[mode]   # opt-in: per-thread gives the *_ptsz/_ptds variants
-        _library = open_library("cuda", ("libcuda.so.1", ), "CUBIND_CUDA_LIBRARY",
-                                ())
-        address = <_proc_address_t>find_symbol(_library, b"cuGetProcAddress_v2")
-        if address == NULL:
-            raise FunctionNotFoundError("cuGetProcAddress_v2 is not in the loaded driver: it predates CUDA 12.5")
-        _proc_address = address
+        _set_up()
     # Into a local, then one store: another thread may already be calling
     # through the slot, and must never see it pass through another value.
     # Threads racing here store the same pointer (benign).
@@ -533,8 +551,7 @@ cdef int _resolve(void** slot, const char* symbol, const char* name, int version
     if function == NULL:
         if missing_ok:
             return 1
-        raise FunctionNotFoundError(f"{name.decode()} ({symbol.decode()}) is not in the loaded driver "
-                                    f"(cuGetProcAddress returned {rc}, status {found})")
+        _not_found(symbol, name, rc, found)
     slot[0] = function
     return 0
 

@@ -351,39 +351,69 @@ class FunctionNotFoundError(RuntimeError):
     """The library was found but lacks a function (it is older than the header)."""
 
 
+from libc.string cimport memcpy, strlen
+
 cdef size_t _library = 0
 cdef bint _per_thread = False
 
 
+# The library opened, once, with the GIL (the environment, the loader and its
+# errors are Python).
+cdef int _open() except -1 with gil:
+    global _library, _per_thread
+    if _library != 0:
+        return 0   # another thread got here first
+    # Opt-in: CUBIND_DEFAULT_STREAM=per-thread calls the per-thread default
+    # stream variants (_ptds _ptsz ) where the library has them.
+    import os
+    mode = os.environ.get("CUBIND_DEFAULT_STREAM", "legacy")
+    if mode not in ("legacy", "per-thread"):
+        raise ValueError(f"CUBIND_DEFAULT_STREAM must be one of ['legacy', 'per-thread'], got {mode!r}")
+    _per_thread = mode == "per-thread"
+    _library = open_library("cudart", ("libcudart.so.13", ), "CUBIND_CUDART_LIBRARY",
+                            ("nvidia/cu13/lib", "nvidia/cuda_runtime/lib", ))
+    return 0
+
+
+cdef int _not_found(const char* symbol) except -1 with gil:
+    raise FunctionNotFoundError(f"{symbol.decode()} is not in the loaded cudart library")
+
+
+# symbol + suffix looked up, in C (no GIL): NULL where the library lacks it.
+cdef void* _find_variant(const char* symbol, const char* suffix) noexcept nogil:
+    cdef char name[256]
+    cdef size_t n = strlen(symbol)
+    cdef size_t m = strlen(suffix)
+    if n + m >= sizeof(name):
+        return NULL
+    memcpy(name, symbol, n)
+    memcpy(name + n, suffix, m + 1)
+    return find_symbol(_library, name)
+
+
 # 1 when the library lacks the function and `missing_ok`: the caller returns
 # the status the spec gives for that (the driver's CUDA_ERROR_NOT_FOUND).
-cdef int _resolve(void** slot, const char* symbol, const char* name, int version, bint missing_ok) except -1 with gil:
-    global _library, _per_thread
+# Without the GIL once the library is open: a C-level consumer may make its
+# first call of a function from a thread of its own, even from a destructor
+# that runs after the interpreter has finished, where taking the GIL would crash.
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version, bint missing_ok) except -1 nogil:
     cdef void* function = NULL
     if _library == 0:
-        # Opt-in: CUBIND_DEFAULT_STREAM=per-thread calls the per-thread default
-        # stream variants (_ptds _ptsz ) where the library has them.
-        import os
-        mode = os.environ.get("CUBIND_DEFAULT_STREAM", "legacy")
-        if mode not in ("legacy", "per-thread"):
-            raise ValueError(f"CUBIND_DEFAULT_STREAM must be one of ['legacy', 'per-thread'], got {mode!r}")
-        _per_thread = mode == "per-thread"
-        _library = open_library("cudart", ("libcudart.so.13", ), "CUBIND_CUDART_LIBRARY",
-                                ("nvidia/cu13/lib", "nvidia/cuda_runtime/lib", ))
+        _open()
     # Into a local, then one store: another thread may already be calling
     # through the slot, and must never see it pass through NULL (a variant
     # the library lacks). Threads racing here store the same pointer (benign).
     if _per_thread:
-        for suffix in (b"_ptds", b"_ptsz", ):
-            function = find_symbol(_library, <bytes>symbol + suffix)
-            if function != NULL:
-                break
+        if function == NULL:
+            function = _find_variant(symbol, b"_ptds")
+        if function == NULL:
+            function = _find_variant(symbol, b"_ptsz")
     if function == NULL:
         function = find_symbol(_library, symbol)
     if function == NULL:
         if missing_ok:
             return 1
-        raise FunctionNotFoundError(f"{symbol.decode()} is not in the loaded cudart library")
+        _not_found(symbol)
     slot[0] = function
     return 0
 

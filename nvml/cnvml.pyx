@@ -381,14 +381,31 @@ class FunctionNotFoundError(RuntimeError):
 cdef size_t _library = 0
 
 
+# The library opened, once, with the GIL (the environment, the loader and its
+# errors are Python).
+cdef int _open() except -1 with gil:
+    global _library
+    if _library != 0:
+        return 0   # another thread got here first
+    _library = open_library("nvml", ("libnvidia-ml.so.1", ), "CUBIND_NVML_LIBRARY",
+                            ())
+    return 0
+
+
+cdef int _not_found(const char* symbol) except -1 with gil:
+    raise FunctionNotFoundError(f"{symbol.decode()} is not in the loaded nvml library")
+
+
+
 # 1 when the library lacks the function and `missing_ok`: the caller returns
 # the status the spec gives for that (the driver's CUDA_ERROR_NOT_FOUND).
-cdef int _resolve(void** slot, const char* symbol, const char* name, int version, bint missing_ok) except -1 with gil:
-    global _library
+# Without the GIL once the library is open: a C-level consumer may make its
+# first call of a function from a thread of its own, even from a destructor
+# that runs after the interpreter has finished, where taking the GIL would crash.
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version, bint missing_ok) except -1 nogil:
     cdef void* function = NULL
     if _library == 0:
-        _library = open_library("nvml", ("libnvidia-ml.so.1", ), "CUBIND_NVML_LIBRARY",
-                                ())
+        _open()
     # Into a local, then one store: another thread may already be calling
     # through the slot, and must never see it pass through NULL (a variant
     # the library lacks). Threads racing here store the same pointer (benign).
@@ -397,7 +414,7 @@ cdef int _resolve(void** slot, const char* symbol, const char* name, int version
     if function == NULL:
         if missing_ok:
             return 1
-        raise FunctionNotFoundError(f"{symbol.decode()} is not in the loaded nvml library")
+        _not_found(symbol)
     slot[0] = function
     return 0
 
