@@ -8,13 +8,16 @@
 #      reported) over every test file holding GPU tests and every example
 #      and YAML app, N at a time, each under a timeout;
 #   3. the YAML apps and the graph examples, run plainly;
-#   4. with --bench, the benches (bench/run.py, pythonic_launch.py, copy_forms.py,
+#   4. the consumers (scripts/run-consumers.sh): numba-cuda's kernels and
+#      cuda.core's saxpy (examples/consumers/), and cuda.core's own examples
+#      where .samples/cuda_core holds them, on cubind's cuda.bindings;
+#   5. with --bench, the benches (bench/run.py, pythonic_launch.py, copy_forms.py,
 #      compute_graph.py, graph_messages.py), their tables printed.
 # Ends with one summary block (pytest's summary line, one ERROR SUMMARY line
-# per file or example, the apps, the bench tables) and exits non-zero on any
+# per file or example, the apps, the consumers, the bench tables) and exits non-zero on any
 # failure. Logs go to GPU_CHECK_LOGS (default .gpu-check/).
 #
-#   scripts/gpu-check.sh [-j N] [--timeout S] [--bench] [--only suite|sanitize|apps|bench]...
+#   scripts/gpu-check.sh [-j N] [--timeout S] [--bench] [--only suite|sanitize|apps|consumers|bench]...
 #                        [--wheels DIR] [-- PYTEST_ARGS...]
 #
 # -j N: sanitizer jobs at a time (default: the CPU count, at most 10).
@@ -51,10 +54,10 @@ while [ $# -gt 0 ]; do
 done
 case "$JOBS" in ''|*[!0-9]*|0) echo "gpu-check.sh: -j takes a positive number, not '$JOBS'" >&2; exit 2 ;; esac
 case "$TIMEOUT" in ''|*[!0-9]*|0) echo "gpu-check.sh: --timeout takes seconds, not '$TIMEOUT'" >&2; exit 2 ;; esac
-[ ${#ONLY[@]} -gt 0 ] || { ONLY=(suite sanitize apps); [ "$BENCH" -eq 1 ] && ONLY+=(bench); }
+[ ${#ONLY[@]} -gt 0 ] || { ONLY=(suite sanitize apps consumers); [ "$BENCH" -eq 1 ] && ONLY+=(bench); }
 wants() { local part; for part in "${ONLY[@]}"; do [ "$part" = "$1" ] && return 0; done; return 1; }
 for part in "${ONLY[@]}"; do
-    case "$part" in suite|sanitize|apps|bench) ;; *) echo "gpu-check.sh: --only takes suite, sanitize, apps or bench, not '$part'" >&2; exit 2 ;; esac
+    case "$part" in suite|sanitize|apps|consumers|bench) ;; *) echo "gpu-check.sh: --only takes suite, sanitize, apps, consumers or bench, not '$part'" >&2; exit 2 ;; esac
 done
 
 LOGS="${GPU_CHECK_LOGS:-$ROOT/.gpu-check}"
@@ -201,7 +204,24 @@ if wants apps; then
     done
 fi
 
-# ---- 4. the benches -------------------------------------------------------------
+# ---- 4. the consumers -----------------------------------------------------------
+# The machine's own cuda.core and numba-cuda, on cubind's cuda.bindings: the
+# --wheels cuda-core (CUBIND_CUDA_CORE_PATH) is for the suite's tests only.
+if wants consumers; then
+    t=$SECONDS
+    log="$LOGS/consumers.log"
+    PYTHON="$PYTHON" scripts/run-consumers.sh >"$log" 2>&1
+    status=$?
+    # Its lines: the versions and who served cuda.bindings, one per program, the count.
+    grep -a -E '^consumers?: ' "$log" | tee -a "$SUMMARY"
+    if [ "$status" -ne 0 ]; then
+        fail "consumers: exit $status [$((SECONDS - t)) s] ($(tail -n 1 "$log"); log: $log)"
+    else
+        say "consumers: ok [$((SECONDS - t)) s]"
+    fi
+fi
+
+# ---- 5. the benches -------------------------------------------------------------
 if wants bench; then
     for bench in bench/run.py bench/pythonic_launch.py bench/copy_forms.py bench/compute_graph.py bench/graph_messages.py; do
         log="$LOGS/bench-$(basename "$bench" .py).log"

@@ -148,6 +148,31 @@ def cuda_core_path():
     return os.environ.get("CUBIND_CUDA_CORE_PATH") or None
 
 
+def consumers_path():
+    """Where the released consumers of NVIDIA's bindings (cuda-core 1.2.x,
+    numba-cuda 0.30.x) are installed apart from the suite's own packages:
+    CUBIND_CONSUMERS_PATH, else ``consumers/`` in the virtual environment
+    (scripts/_common.sh installs them there, ``--no-deps``)."""
+    return os.environ.get("CUBIND_CONSUMERS_PATH") or str(Path(sys.prefix) / "consumers")
+
+
+def consumer(distribution, wanted):
+    """(version, the directory to put first on a child's path) of the
+    ``distribution`` whose version starts with ``wanted`` (``"1.2."``), found in
+    consumers_path() and then on sys.path (a GPU machine's site-wide install);
+    else why it is missing."""
+    import importlib.metadata
+
+    for where in [consumers_path(), *sys.path]:
+        if not where or not os.path.isdir(where):
+            continue
+        for dist in importlib.metadata.distributions(name=distribution, path=[where]):
+            if dist.version.startswith(wanted):
+                return dist.version, where
+    return (f"{distribution} {wanted}x is not installed (scripts/_common.sh installs it --no-deps into "
+            f"{consumers_path()}, or set CUBIND_CONSUMERS_PATH)")
+
+
 def cuda_core_missing(version):
     """None where cuda.core ``version`` is what those tests get, else why not."""
     import importlib.metadata

@@ -7,7 +7,10 @@
  *   - the kernelParams of the last cuLaunchKernel: fake_record_args values of
  *     8 bytes each, read through the pointers the binding packed;
  *   - the function of the last launch or cuOccupancyMaxPotentialBlockSize
- *     (fake_last_function), so tests see what a CUkernel passed as;
+ *     (fake_last_function), so tests see what a CUkernel passed as; the
+ *     grid and block of the last cuLaunchKernelEx (fake_last_dims);
+ *   - the count of asynchronous copies run (fake_copy_count), and the last
+ *     one's destination, source and size (fake_last_copy);
  *   - with FAKE_CALL_LOG=path, one line per call that makes or releases
  *     something (memory, streams, events, libraries, primary contexts), in
  *     order, appended at once so that calls made at interpreter exit are in it.
@@ -37,6 +40,9 @@
  * CUDA_ERROR_STREAM_CAPTURE_ISOLATION; each invalidates the capture,
  * whose cuStreamEndCapture then answers CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
  * with no graph, as the driver does; cuGraphNodeGetType reads the node table.
+ * FAKE_COMPUTE_CAPABILITY=90 makes device 0 answer its attributes and name as
+ * a GPU of that compute capability (unset, they are left unwritten);
+ * cuMemAllocHost is real host memory, as cuMemHostAlloc.
  * FAKE_DRIVER_VERSION (default 13000) is what cuDriverGetVersion says;
  * cuGetProcAddress refuses a newer version with CUDA_ERROR_INVALID_VALUE, as
  * the real driver does.
@@ -253,10 +259,13 @@ static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     return 0;
 }
 
-/* CUlaunchConfig: seven unsigned ints of dimensions and shared bytes, then hStream at offset 32. */
+/* CUlaunchConfig: seven unsigned ints of dimensions and shared bytes, then hStream at offset 32.
+   The grid and block of the last cuLaunchKernelEx are kept (fake_last_dims). */
+unsigned fake_last_dims[6];
 static int fake_launch_ex(const void *config, void *f, void **params, void **extra) {
     void *stream;
     memcpy(&stream, (const char *)config + 32, sizeof stream);
+    memcpy(fake_last_dims, config, sizeof fake_last_dims);
     return fake_launch(f, 0, 0, 0, 0, 0, 0, 0, stream, params, extra);
 }
 
@@ -656,11 +665,20 @@ static int f_cuMemcpySync(void) {
     return fake_fail(__func__, fake_sticky);
 }
 /* Asynchronous copies and memsets: nodes on the capturing stream, else nothing. */
+/* Asynchronous copies copy nothing; those that run (not captured) are
+   counted and the last one's ends and size kept, for tests to read. */
+int fake_copy_count = 0;
+unsigned long long fake_last_copy[3]; /* dst, src, bytes */
 static int f_cuMemcpyAsync3(unsigned long long dst, unsigned long long src, size_t n, void *stream) {
     struct fake_node *node;
     if (fake_sticky) return fake_fail(__func__, fake_sticky);
     node = fake_capture_node(stream, FAKE_NODE_MEMCPY, "captured copy node");
-    if (node) node->dst = dst, node->src = src, node->bytes = n;
+    if (node) {
+        node->dst = dst, node->src = src, node->bytes = n;
+    } else {
+        fake_copy_count++;
+        fake_last_copy[0] = dst, fake_last_copy[1] = src, fake_last_copy[2] = n;
+    }
     return 0;
 }
 static int f_cuMemsetAsync(unsigned long long dst, unsigned value, size_t n, void *stream) {
@@ -779,6 +797,8 @@ static int f_cuMemHostAlloc(void **p, size_t n, unsigned flags) {
     fake_log("cuMemHostAlloc", (unsigned long long)*p);
     return 0;
 }
+/* cuMemAllocHost (cuda.core's LegacyPinnedMemoryResource) as cuMemHostAlloc. */
+static int f_cuMemAllocHost(void **p, size_t n) { return f_cuMemHostAlloc(p, n, 0); }
 static int f_cuMemFreeHost(void *p) { fake_log("cuMemFreeHost", (unsigned long long)p); free(p); return 0; }
 static int f_cuMemHostGetDevicePointer(unsigned long long *d, void *p, unsigned flags) {
     (void)flags;
@@ -944,7 +964,44 @@ static int f_cuMemPoolSetAttribute(unsigned long long pool, int attr, void *valu
     }
     return fake_fail(__func__, fake_sticky);
 }
+/* With FAKE_COMPUTE_CAPABILITY=90 (major * 10 + minor), the device answers
+   its attributes and name as such a GPU would (132 SMs, 1024 threads a
+   block, warps of 32, 48 KiB of shared memory a block; 0 for the rest), for
+   a library that reads them through the C level into its own variables
+   (cuda.core 1.2's Device): unset, they stay unwritten, as before. */
+static int fake_compute_capability(void) {
+    const char *cc = getenv("FAKE_COMPUTE_CAPABILITY");
+    return cc ? atoi(cc) : 0;
+}
+static int f_cuDeviceGetAttribute(int *value, int attribute, int dev) {
+    int cc = fake_compute_capability();
+    if (!cc) return fake_fail(__func__, fake_sticky);
+    if (dev != 0) return fake_fail(__func__, 101); /* CUDA_ERROR_INVALID_DEVICE */
+    switch (attribute) {
+    case 1: case 2: case 3: *value = 1024; break;   /* MAX_THREADS_PER_BLOCK, MAX_BLOCK_DIM_X, _Y */
+    case 4: *value = 64; break;                     /* MAX_BLOCK_DIM_Z */
+    case 5: *value = 2147483647; break;             /* MAX_GRID_DIM_X */
+    case 6: case 7: *value = 65535; break;          /* MAX_GRID_DIM_Y, _Z */
+    case 8: *value = 48 * 1024; break;              /* MAX_SHARED_MEMORY_PER_BLOCK */
+    case 10: *value = 32; break;                    /* WARP_SIZE */
+    case 16: *value = 132; break;                   /* MULTIPROCESSOR_COUNT */
+    case 75: *value = cc / 10; break;               /* COMPUTE_CAPABILITY_MAJOR */
+    case 76: *value = cc % 10; break;               /* COMPUTE_CAPABILITY_MINOR */
+    default: *value = 0;
+    }
+    return fake_fail(__func__, fake_sticky);
+}
+static int f_cuDeviceGetName(char *name, int len, int dev) {
+    if (fake_compute_capability() && len > 0) {
+        if (dev != 0) return fake_fail(__func__, 101);
+        snprintf(name, (size_t)len, "cubind fake device");
+    }
+    return fake_fail(__func__, fake_sticky);
+}
 static const struct { const char *name; void *fn; } fake_table[] = {
+    {"cuDeviceGetAttribute", (void *)f_cuDeviceGetAttribute},
+    {"cuDeviceGetName", (void *)f_cuDeviceGetName},
+    {"cuMemAllocHost", (void *)f_cuMemAllocHost},
     {"cuDeviceGetMemPool", (void *)f_cuDeviceGetMemPool},
     {"cuMemPoolGetAttribute", (void *)f_cuMemPoolGetAttribute},
     {"cuMemPoolSetAttribute", (void *)f_cuMemPoolSetAttribute},

@@ -95,3 +95,20 @@ def test_example_runs_and_checks_itself(driver, example):
     proc = run_example(example)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "No GPU available" not in proc.stdout, proc.stdout
+
+
+# examples/consumers/: NVIDIA's cuda.core and numba-cuda on cubind
+# (scripts/run-consumers.sh runs them on a GPU). They ask the driver for a
+# device through ctypes before importing either, so that without one they say
+# so where neither is installed too.
+CONSUMERS = sorted(p for p in (ROOT / "examples" / "consumers").glob("*.py") if not p.name.startswith("_"))
+
+
+@pytest.mark.parametrize("example", CONSUMERS, ids=[p.stem for p in CONSUMERS])
+def test_consumer_example_without_a_gpu_says_so_and_exits_0(example, gpu_reason):
+    if gpu_reason is None:
+        pytest.skip("a GPU is here: scripts/run-consumers.sh runs the consumer examples on it")
+    proc = run_example(example, CUBIND_CUDA_BINDINGS="1")
+    assert proc.returncode == 0 and proc.stderr == "", proc.stdout + proc.stderr
+    assert re.fullmatch(r"No GPU available: .+; (cuda\.core's saxpy|numba-cuda's kernels) needs? one\.",
+                        proc.stdout.strip()), proc.stdout

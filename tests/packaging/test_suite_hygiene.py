@@ -60,7 +60,7 @@ def test_gpu_check_refuses_bad_arguments_and_a_machine_without_a_gpu(tmp_path, g
     done = _gpu_check("-j", "x", logs=str(tmp_path))
     assert done.returncode == 2 and "-j takes a positive number, not 'x'" in done.stderr
     done = _gpu_check("--only", "everything", logs=str(tmp_path))
-    assert done.returncode == 2 and "--only takes suite, sanitize, apps or bench" in done.stderr
+    assert done.returncode == 2 and "--only takes suite, sanitize, apps, consumers or bench" in done.stderr
     if gpu_reason is not None:
         done = _gpu_check(logs=str(tmp_path / "logs"))
         assert done.returncode == 2 and done.stderr.strip() == f"gpu-check.sh: {gpu_reason}"
