@@ -178,7 +178,7 @@ def case_buffer_copy():
         np.testing.assert_array_equal(_host_view(host_out, np.int32, n), data)
     value = {"size": a.size, "device_accessible": a.is_device_accessible, "host_accessible": host_in.is_host_accessible,
              "device": a.device_id}
-    for buf in (a, b):
+    for buf in (a, b, host_in, host_out):   # pinned ones too: the sanitizer counts what is left at exit
         buf.close(stream)
     stream.sync()
     return value
@@ -215,7 +215,7 @@ def case_launch():
         assert scalar == np.float32(a) and args[1:] == [int(dx.handle), int(dy.handle), int(dout.handle), n], args
     else:
         np.testing.assert_allclose(_host_view(hout, np.float32, n), a * x + y, rtol=1e-6)
-    for buf in (dx, dy, dout):
+    for buf in (dx, dy, dout, hx, hy, hout):   # pinned ones too: the sanitizer counts what is left at exit
         buf.close(stream)
     stream.sync()
     return {"ok": True, "grid": list(config.grid), "block": list(config.block)}
