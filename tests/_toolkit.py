@@ -156,6 +156,19 @@ def consumers_path():
     return os.environ.get("CUBIND_CONSUMERS_PATH") or str(Path(sys.prefix) / "consumers")
 
 
+def consumers_unserved():
+    """Why this build cannot serve the released consumers of NVIDIA's bindings
+    (cuda-core 1.2, numba-cuda 0.30), or None. They are built against
+    cuda-bindings 13.x: on a build from CUDA 12 headers cuda.core picks its
+    cu12 build, which expects cuda-bindings 12.x's own choices
+    (cuStreamGetCaptureInfo without edge data, names CUDA 12.9's headers
+    lack): not served yet (issue 44)."""
+    version = cuda_major_minor()
+    if version is not None and version[0] < 13:
+        return f"the consumers are served from CUDA 13 headers; this build is CUDA {version[0]}.{version[1]}'s"
+    return None
+
+
 def consumer(distribution, wanted):
     """(version, the directory to put first on a child's path) of the
     ``distribution`` whose version starts with ``wanted`` (``"1.2."``), found in

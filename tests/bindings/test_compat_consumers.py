@@ -24,27 +24,13 @@ from pathlib import Path
 import pytest
 
 from tests._consumer_names import installed_files, is_library_file, scan_compiled, scan_python
-from tests._toolkit import consumers_path, pythonpath
+from tests._toolkit import consumers_path, consumers_unserved, pythonpath
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSUMERS = {"cuda-core": "1.2.", "numba-cuda": "0.30."}
 # The C-level modules item 1 of issue 44 adds: served names whose module a
 # build may not have yet (the hook's ImportError says so).
 C_LEVEL = ("cuda.bindings.cy",)
-
-
-def _not_cuda_13():
-    """Why a build cannot serve these consumers, or None. cuda-core 1.2 and
-    numba-cuda 0.30 are built against cuda-bindings 13.x: on a build from
-    CUDA 12 headers cuda.core picks its cu12 build, which expects cuda-bindings
-    12.x's own choices (cuStreamGetCaptureInfo without edge data, names
-    CUDA 12.9's headers lack): not served yet (issue 44)."""
-    from tests._toolkit import cuda_major_minor
-
-    version = cuda_major_minor()
-    if version is not None and version[0] < 13:
-        return f"the consumers are served from CUDA 13 headers; this build is CUDA {version[0]}.{version[1]}'s"
-    return None
 
 
 def _find(distribution):
@@ -127,8 +113,8 @@ def _missing(uses, resolved):
 @pytest.mark.parametrize("distribution", sorted(CONSUMERS))
 def test_every_name_a_consumer_reads_is_served(distribution):
     pytest.importorskip("cuda", reason="cubind's cuda package is not built")
-    if _not_cuda_13():
-        pytest.skip(_not_cuda_13())
+    if consumers_unserved():
+        pytest.skip(consumers_unserved())
     found = _find(distribution)
     if isinstance(found, str):
         pytest.skip(found)
@@ -194,8 +180,8 @@ def test_cuda_core_imports_on_cubind():
     import importlib.util
 
     pytest.importorskip("cuda", reason="cubind's cuda package is not built")
-    if _not_cuda_13():
-        pytest.skip(_not_cuda_13())
+    if consumers_unserved():
+        pytest.skip(consumers_unserved())
     if importlib.util.find_spec("cuda._cydriver") is None:
         pytest.skip("cubind's C-level modules (cuda._cydriver, ...: issue 44, item 1) are not in this build")
     version, device, nvidias_python_modules, device_arch = _import_cuda_core()
