@@ -156,16 +156,23 @@ def consumers_path():
     return os.environ.get("CUBIND_CONSUMERS_PATH") or str(Path(sys.prefix) / "consumers")
 
 
-def consumers_unserved():
+def consumers_unserved(running=True):
     """Why this build cannot serve the released consumers of NVIDIA's bindings
     (cuda-core 1.2, numba-cuda 0.30), or None. They are built against
     cuda-bindings 13.x: on a build from CUDA 12 headers cuda.core picks its
     cu12 build, which expects cuda-bindings 12.x's own choices
     (cuStreamGetCaptureInfo without edge data, names CUDA 12.9's headers
-    lack): not served yet (issue 44)."""
+    lack); with cuda.bindings 13.2 or later (a build from 13.2+ headers
+    reports that version) cuda.core's system module uses NVIDIA's Pythonic
+    NVML API (nvml.ClockId, ...), which cubind serves only the part of
+    that 13.0 and 13.1 need. Neither is served yet (issue 44). ``running``:
+    False for a check of names alone, which the latter does not stop."""
     version = cuda_major_minor()
     if version is not None and version[0] < 13:
         return f"the consumers are served from CUDA 13 headers; this build is CUDA {version[0]}.{version[1]}'s"
+    if running and version is not None and version >= (13, 2):
+        return (f"cuda.core 1.2 on cuda.bindings {version[0]}.{version[1]} uses NVIDIA's Pythonic NVML API, "
+                "served by cubind only as far as 13.0 and 13.1 need it")
     return None
 
 
