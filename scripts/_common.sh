@@ -98,10 +98,11 @@ install_python_deps() {  # install_python_deps build|test
     # (tests/bindings/test_compat_consumers.py reads them from these files), into a
     # directory of their own so that cuda-core 0.3.2 above stays what the suite
     # imports; without their dependencies (numba-cuda's numba wants numpy < 2.4:
-    # running it is for a venv of its own).
+    # running it is for a venv of its own) but cuda-core's backport of StrEnum,
+    # which it imports before Python 3.11 (numpy and cuda-pathfinder are here).
     step "consumers of cuda.bindings into $VENV/consumers: cuda-core 1.2.x, numba-cuda 0.30.x (--no-deps)"
     "$PY" -m pip install --disable-pip-version-check --no-deps --upgrade --target "$VENV/consumers" \
-      "cuda-core==1.2.*" "numba-cuda==0.30.*"
+      "cuda-core==1.2.*" "numba-cuda==0.30.*" 'backports.strenum; python_version < "3.11"'
   fi
   if [ "${1:-build}" = test ] && "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
     # RAPIDS' ucxx, for cubind.graph's UCX queues (tests/graph/test_ucx*.py; its wheels are
