@@ -73,7 +73,19 @@ step "$name: the no-GPU suite against this build"
 # 13050 where cudaTypedefs.h names no ABI version, which a 13.0 driver refuses.
 header_version=$(sed -n 's/^#define CUDA_VERSION \([0-9]*\).*/\1/p' "$work/root/include/cuda.h")
 fake_version=$(( header_version > 13000 ? header_version : 13000 ))
+# NVIDIA's cuda-bindings of the headers' 13.x release, unpacked on its own,
+# for the comparison of the C-level modules' capsules (tests/bindings/test_cy_capsules.py).
+# Not for 12.x: NVIDIA's 12.9 wheels are built from newer NVML and nvFatbin headers than 12.9's.
+nvidia_bindings=
+if [ "$header_version" -ge 13000 ]; then
+  nvidia_bindings=$work/bindings/site
+  wanted="cuda-bindings==$((header_version / 1000)).$((header_version % 1000 / 10)).*"
+  step "$name: NVIDIA's $wanted, for the capsules' comparison"
+  "$PY" -m pip download --disable-pip-version-check --no-deps --only-binary=:all: -d "$work/bindings/wheels" "$wanted"
+  rm -rf "$nvidia_bindings"
+  "$PY" -m zipfile -e "$(ls -t "$work"/bindings/wheels/cuda_bindings-*.whl | head -1)" "$nvidia_bindings"
+fi
 cd "$work/tree"
-FAKE_DRIVER_VERSION=$fake_version PYTHONPATH=$work/site CUBIND_GEN=$gen CUBIND_CUDA_INCLUDE=$work/root/include CUDA_HOME=$work/root \
+CUBIND_NVIDIA_BINDINGS=$nvidia_bindings FAKE_DRIVER_VERSION=$fake_version PYTHONPATH=$work/site CUBIND_GEN=$gen CUBIND_CUDA_INCLUDE=$work/root/include CUDA_HOME=$work/root \
   "$PY" -m pytest -q -rfE -p no:cacheprovider tests --deselect tests/generator_integration/test_drift.py \
   --deselect tests/packaging/test_packaging.py --deselect tests/packaging/test_docs_paths.py "$@"

@@ -1,10 +1,15 @@
 """Helpers the test files share (imported, not fixtures): the one ``ok``, the
 one ``error``, the import of cubind's driver package and a snippet run on the
-emulated driver.
+emulated driver, the C-level modules of NVIDIA's each spec serves.
 
 Kept out of conftest.py so that test files and the snippets they run in fresh
 interpreters (PYTHONPATH from tests/_toolkit.pythonpath) can import them.
 """
+
+import re
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parents[1]
 
 
 def ok(result, *args):
@@ -106,3 +111,20 @@ def run_json_on_fake(fake_driver, code, env=None):
                           timeout=120)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+
+
+def compat_modules():
+    """{NVIDIA's module (cydriver): cubind's module serving it (cuda._cydriver)}, from the specs."""
+    found = {}
+    for path in sorted((_ROOT / "bindings").glob("*.toml")):
+        # Read without tomllib, which Python 3.10 lacks: [library]'s name is
+        # the file's first `name =`, [compat] the last table.
+        text = path.read_text()
+        compat = text.split("\n[compat]\n", 1)[1] if "\n[compat]\n" in text else None
+        if compat is None:
+            continue
+        package = re.search(r'^name\s*=\s*"([^"]+)"', text, re.M)[1]
+        module = re.search(r'^module\s*=\s*"([^"]+)"', compat, re.M)[1]
+        serves = re.search(r'^serves\s*=\s*"([^"]+)"', compat, re.M)[1]
+        found[serves.rsplit(".", 1)[1]] = f"{package}.{module}"
+    return found

@@ -4,9 +4,11 @@ modules finds every function it imports in cubind's module serving that name
 in ``__pyx_capi__`` under exactly NVIDIA's signature text, which Cython compares
 with the text it compiled the consumer with.
 
-NVIDIA's capsules come from the installed cuda-bindings of the build's
-toolkit (13.0.x for CUDA 13.0's headers: a test dependency, scripts/_common.sh),
-listed by a fresh interpreter without cubind's hook, so that NVIDIA's modules
+NVIDIA's capsules come from the cuda-bindings of the build's toolkit: the
+installed one (13.0.x for CUDA 13.0's headers: a test dependency,
+scripts/_common.sh), or the one unpacked in the directory CUBIND_NVIDIA_BINDINGS
+names (scripts/toolkit-build.sh: 13.5.x for the newest headers), listed by a
+fresh interpreter without cubind's hook, so that NVIDIA's modules
 never meet cubind's in one process. What cubind's module lacks or names
 otherwise, each with the reason, is in tests/data/cy_capsules.json; an entry
 there that is no longer needed fails too. The counts per module (same /
@@ -17,38 +19,22 @@ different with a reason / missing with a reason / cubind's only) are printed
 import importlib.metadata
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests._helpers import import_cubind_driver
+from tests._helpers import compat_modules, import_cubind_driver
 from tests._toolkit import pythonpath
 
 ROOT = Path(__file__).resolve().parents[2]
 REASONS = ROOT / "tests" / "data" / "cy_capsules.json"
+# A site directory holding the cuda-bindings to compare with, ahead of the installed one.
+NVIDIA_SITE = os.environ.get("CUBIND_NVIDIA_BINDINGS")
 
 
-def _compat_modules():
-    """{NVIDIA's module (cydriver): cubind's module serving it (cuda._cydriver)}, from the specs."""
-    found = {}
-    for path in sorted((ROOT / "bindings").glob("*.toml")):
-        # Read without tomllib, which Python 3.10 lacks: [library]'s name is
-        # the file's first `name =`, [compat] the last table.
-        text = path.read_text()
-        compat = text.split("\n[compat]\n", 1)[1] if "\n[compat]\n" in text else None
-        if compat is None:
-            continue
-        package = re.search(r'^name\s*=\s*"([^"]+)"', text, re.M)[1]
-        module = re.search(r'^module\s*=\s*"([^"]+)"', compat, re.M)[1]
-        serves = re.search(r'^serves\s*=\s*"([^"]+)"', compat, re.M)[1]
-        found[serves.rsplit(".", 1)[1]] = f"{package}.{module}"
-    return found
-
-
-MODULES = _compat_modules()
+MODULES = compat_modules()
 
 # Each capsule's name, by a module's __pyx_capi__, as JSON: run in a fresh interpreter.
 LIST_CAPSULES = """
@@ -66,11 +52,18 @@ print(json.dumps(found))
 """
 
 
+def _nvidia_version():
+    """The version of the cuda-bindings compared with, or None."""
+    search = [NVIDIA_SITE] if NVIDIA_SITE else sys.path
+    found = next(iter(importlib.metadata.distributions(name="cuda-bindings", path=search)), None)
+    return found.version if found else None
+
+
 def _bindings_missing():
-    try:
-        version = importlib.metadata.version("cuda-bindings")
-    except importlib.metadata.PackageNotFoundError:
-        return "NVIDIA's cuda-bindings is not installed (pip install cuda-bindings==13.0.3)"
+    version = _nvidia_version()
+    if version is None:
+        where = NVIDIA_SITE or "this environment"
+        return f"NVIDIA's cuda-bindings is not in {where} (pip install cuda-bindings==13.0.3)"
     cuda = import_cubind_driver()
     if cuda is None:
         return "cubind's cuda driver package is not built"
@@ -93,7 +86,7 @@ def _list(modules, env):
 @pytest.fixture(scope="module")
 def nvidia():
     env = {k: v for k, v in os.environ.items() if k != "CUBIND_CUDA_BINDINGS"}
-    env["PYTHONPATH"] = pythonpath(ROOT)
+    env["PYTHONPATH"] = pythonpath(*filter(None, [NVIDIA_SITE, ROOT]))
     found = _list([f"cuda.bindings.{m}" for m in MODULES], env)
     return {name.rsplit(".", 1)[1]: capsules for name, capsules in found.items()}
 
@@ -144,17 +137,25 @@ def test_every_listed_difference_is_still_one(module, nvidia, ours, reasons):
     if module not in nvidia or module not in ours:
         pytest.skip(f"cuda.bindings.{module} or {MODULES[module]} is not here")
     theirs, mine = nvidia[module], ours[module]
-    stale = [f for f in reasons["missing"].get(module, {}) if f not in theirs or f in mine]
-    stale += [f for f in reasons["different"].get(module, {}) if f not in theirs or mine.get(f) == theirs[f]]
+    # An entry for a function this version of NVIDIA's module lacks explains
+    # another version's (the file serves 13.0.x and the newest 13.x).
+    stale = [f for f in reasons["missing"].get(module, {}) if f in theirs and f in mine]
+    stale += [f for f in reasons["different"].get(module, {}) if f in theirs and mine.get(f) == theirs[f]]
     assert not stale, f"{REASONS.name} [{module}] lists functions that need no reason now: {stale}"
 
 
-def test_every_module_nvidia_has_is_served():
+def test_every_module_nvidia_has_is_served(reasons):
     """Each C-level module of the installed cuda-bindings has a spec serving it."""
     import importlib.util
 
-    spec = importlib.util.find_spec("cuda.bindings")
-    assert spec is not None and spec.submodule_search_locations
-    theirs = {p.name.split(".")[0] for loc in spec.submodule_search_locations for p in Path(loc).glob("cy*.pxd")}
-    unserved = sorted(theirs - set(MODULES))
-    assert not unserved, f"NVIDIA's C-level modules no spec's [compat] serves: {unserved}"
+    if NVIDIA_SITE:
+        locations = [Path(NVIDIA_SITE) / "cuda" / "bindings"]
+    else:
+        spec = importlib.util.find_spec("cuda.bindings")
+        assert spec is not None and spec.submodule_search_locations
+        locations = spec.submodule_search_locations
+    theirs = {p.name.split(".")[0] for loc in locations for p in Path(loc).glob("cy*.pxd")}
+    unserved = sorted(theirs - set(MODULES) - set(reasons["unserved"]))
+    assert not unserved, f"NVIDIA's C-level modules no spec serves, with no reason in {REASONS.name}: {unserved}"
+    served = sorted(set(reasons["unserved"]) & set(MODULES))
+    assert not served, f"{REASONS.name} lists as unserved modules a spec serves now: {served}"
