@@ -324,6 +324,11 @@ GENERATED_PACKAGES = ("cuda", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml", 
 # EGL/egl.h, cudaGL.h GL/gl.h; cudaVDPAU.h needs vdpau/vdpau.h): each defers
 # to the system's header where there is one.
 FALLBACK_INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "platform_fallback")
+# The .pxd files of NVIDIA's C-level modules (cuda/bindings/cydriver.pxd, ...)
+# for an extension built from source (`from cuda.bindings cimport cydriver`)
+# against cubind: generated (cubind-gen, spec [compat]), searched by Cython
+# through get_include() and never installed where NVIDIA's wheel puts its own.
+CIMPORT_INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cimport")
 # How cubind's own build searches them: after every system directory, so that
 # a system header always wins, and told so, since then nothing follows them to
 # defer to (GCC refuses __has_include_next in the search's last directory).
@@ -352,8 +357,11 @@ def get_include() -> list[str]:
     declare from, found as cubind's own build finds them (CUDA_HOME, nvcc,
     conda, NVIDIA's wheels, the system), and cubind's stand-ins for the
     platform headers they include (EGL), which defer to the system's where it
-    has them. A header found nowhere is left out (the compiler then names it)."""
-    dirs = []
+    has them. A header found nowhere is left out (the compiler then names it).
+    The first directory holds the .pxd files of NVIDIA's C-level modules
+    (``from cuda.bindings cimport cydriver``): pass the list to Cython too
+    (``cythonize(..., include_path=cubind.get_include())``)."""
+    dirs = [CIMPORT_INCLUDE]
     candidates = roots()
     for header in _pxd_headers():
         try:   # the build's search: a library the installation lacks from its wheel too (nvFatbin.h)

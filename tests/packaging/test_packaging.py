@@ -61,6 +61,10 @@ FLOOR = ["_cubind/__init__.py", "_cubind/compat.py", "_cubind/cuda_paths.py", "_
          "_cubind/errors.py", "_cubind/exports.py", "_cubind/platform_fallback/EGL/egl.h",
          "_cubind/platform_fallback/EGL/eglext.h", "_cubind/platform_fallback/GL/gl.h",
          "_cubind/platform_fallback/vdpau/vdpau.h"]
+# The .pxd of NVIDIA's C-level modules for source consumers, found through get_include().
+FLOOR += ["_cubind/cimport/cuda/__init__.pxd", "_cubind/cimport/cuda/bindings/__init__.pxd"]
+FLOOR += [f"_cubind/cimport/cuda/bindings/{m}.pxd"
+          for m in ("cydriver", "cyruntime", "cynvrtc", "cynvjitlink", "cynvvm", "cynvfatbin", "cynvml", "cycufile")]
 
 
 def _built(package):

@@ -43,9 +43,11 @@ class LibraryEmitter {
                                      {"py_layer.pyx", ctx_.spec.py_module + ".pyx"},
                                      {"stub.pyi", ctx_.spec.stub}})
       files.push_back({dir + name, templates_.render(tmpl, root)});
-    if (!ctx_.spec.compat.module.empty())
+    if (!ctx_.spec.compat.module.empty()) {
       files.push_back({dir + ctx_.spec.compat.module + ".pyx",
                        templates_.render("cy_module.pyx", compat_view(ctx_, root.get("banner")->string_value()))});
+      files.push_back({compat_pxd_path(ctx_.spec.compat), templates_.render("cy_module.pxd", compat_pxd_view(ctx_, root))});
+    }
     for (auto& file : render_package(ctx_.model, ctx_.spec, templates_, root.get("banner")->string_value()))
       files.push_back(std::move(file));
     const auto unused = templates_.unused_keys();
@@ -167,6 +169,8 @@ class LibraryEmitter {
     d.set("handles", list_of(handles));
     d.set("records", list_of(records));
     d.set("declarations", declarations());
+    // The headers' declarations, for the C layer's .pxd and NVIDIA's module's.
+    d.set("c_declarations", templates_.fragment("c_declarations.pxd", d, Shape::Raw, "c_declarations"));
     d.set("functions", list_of(functions));
     bool keeps_alive = false;
     for (const auto& f : m.functions) keeps_alive = keeps_alive || !f.releases_kept.empty();
@@ -251,7 +255,7 @@ class LibraryEmitter {
   View handle_view(const Handle& h) {
     View d = conversion_view(h.conversion, h.name, ctx_);
     d.set("name", h.name);
-    if (!h.is_integer) d.set("record_tag", h.record_tag);
+    if (!h.is_integer) d.set("record_tag", h.record_tag).set("struct_name", model::handle_struct_name(h.name));
     if (h.is_function) d.flag("is_function", true);
     d.set("ctype", "c." + h.name);
     d.set("aliases", strings(h.aliases));

@@ -24,6 +24,8 @@ const AttributeTable* Model::attribute_table(const std::string& enum_name) const
   return nullptr;
 }
 
+std::string handle_struct_name(const std::string& handle) { return "_" + handle + "_struct"; }
+
 std::string version_text(int version) {
   if (version == 0) return "";
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);

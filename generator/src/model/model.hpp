@@ -179,6 +179,10 @@ struct Function {
   std::string compat_signature;
   std::string compat_exception;
   std::vector<std::string> compat_names;
+  // How the .pxd for source consumers declares it so that Cython spells
+  // exactly that text: the result's and each parameter's Cython type.
+  std::string compat_result_declaration;
+  std::vector<std::string> compat_param_declarations;
 };
 
 struct EnumValue {
@@ -389,6 +393,22 @@ struct Loader {
   std::string resolver;
 };
 
+// A type the .pxd for source consumers declares privately for its functions,
+// so that Cython spells NVIDIA's text: a `name` (`_nv_GLuint`) typedef of
+// cubind's type `of`, whose C name `cname` is that text. For a type NVIDIA's
+// C-level module declares itself (spec compat.module_types) the text is
+// Cython's C name of NVIDIA's declaration (`__pyx_t_4cuda_8bindings_8cydriver_GLuint`,
+// with the keyword or the `*` the use spells), `mangled`, which a #define
+// maps to the header's `c_type`; for a header type whose keyword cubind's
+// declaration spells otherwise (`CUfileDescr_t`), the header's spelling.
+struct CompatType {
+  std::string name;
+  std::string of;
+  std::string cname;
+  std::string mangled;
+  std::string c_type;
+};
+
 struct Model {
   std::string library;
   std::vector<std::string> headers;
@@ -419,6 +439,7 @@ struct Model {
   // Helpers of the classic modules calling a bound function (spec
   // [helpers], checked by bind_helpers): name -> the function's name.
   std::vector<Alias> helpers;
+  std::vector<CompatType> compat_types;
 
   const Function* function(const std::string& name) const;
   const Enum* enumeration(const std::string& name) const;
@@ -430,6 +451,11 @@ struct Model {
 
 // 13000 -> "13.0"; 0 -> "".
 std::string version_text(int version);
+
+// The Cython name of the opaque struct a pointer handle points to (the C
+// layer declares `cdef struct _CUstream_struct "CUstream_st"`): what a
+// declaration names where the header writes `struct CUstream_st`.
+std::string handle_struct_name(const std::string& handle);
 
 const char* to_string(Direction direction);
 const char* to_string(Role role);

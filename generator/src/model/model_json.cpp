@@ -116,6 +116,8 @@ json function_json(const Function& f) {
   put(j, "compat_signature", f.compat_signature);
   put(j, "compat_exception", f.compat_exception);
   if (!f.compat_names.empty()) j["compat_names"] = f.compat_names;
+  put(j, "compat_result_declaration", f.compat_result_declaration);
+  if (!f.compat_param_declarations.empty()) j["compat_param_declarations"] = f.compat_param_declarations;
   put_doc(j, f.doc);
   return j;
 }
@@ -269,6 +271,10 @@ json to_json(const Model& model) {
   if (!model.type_aliases.empty())
     j["type_aliases"] = list(model.type_aliases, [](const Alias& a) {
       return json{{"name", a.name}, {"target", a.target}};
+    });
+  if (!model.compat_types.empty())
+    j["compat_types"] = list(model.compat_types, [](const CompatType& t) {
+      return json{{"name", t.name}, {"of", t.of}, {"cname", t.cname}, {"mangled", t.mangled}, {"c_type", t.c_type}};
     });
   if (!model.helpers.empty())
     j["helpers"] = list(model.helpers, [](const Alias& a) { return json{{"name", a.name}, {"function", a.target}}; });

@@ -170,6 +170,11 @@ std::string cython_module_type(const std::string& module, const std::string& nam
 std::string compat_type_text(const model::Type& type, const std::string& written_name, const spec::Spec& spec);
 std::string compat_signature(const model::Function& f, const spec::Spec& spec);
 std::string compat_exception(const model::Function& f, const spec::Compat& compat);
+// How the .pxd for source consumers declares one type so that Cython spells
+// compat_type_text's text: `const` first, no `struct`/`enum` keyword, a
+// module type by its private type (added to model.compat_types).
+std::string compat_type_declaration(model::Model& model, const model::Type& type, const std::string& written_name,
+                                    const spec::Spec& spec);
 
 // Every pass, in the order of passes/pipeline.cpp.
 void run_passes(model::Model& model, const spec::Spec& spec);

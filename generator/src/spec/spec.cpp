@@ -181,8 +181,8 @@ void read_attribute_types(const Reader& r, const toml::table& tables, Spec& spec
 // `[compat]`: the module serving NVIDIA's C level and the facts NVIDIA's
 // declarations add to the header's (see Compat).
 Compat read_compat(const Reader& r, const toml::table& t) {
-  static const std::set<std::string> kKeys = {"module",       "serves",         "error_value",
-                                              "module_types", "type_spellings", "abi_names"};
+  static const std::set<std::string> kKeys = {"module",         "serves",    "error_value", "module_types",
+                                              "type_spellings", "abi_names", "cimports"};
   for (const auto& [key, node] : t)
     if (!kKeys.count(std::string(key.str()))) r.fail("compat." + std::string(key.str()), "not a compat key");
   Compat c;
@@ -201,6 +201,20 @@ Compat read_compat(const Reader& r, const toml::table& t) {
   if (const toml::node* node = t.get("abi_names")) {
     if (!node->value<bool>()) r.fail("compat.abi_names", "expected true or false");
     c.abi_names = *node->value<bool>();
+  }
+  if (const toml::node* node = t.get("cimports")) {
+    const toml::table* modules = node->as_table();
+    if (!modules) r.fail("compat.cimports", "expected a table of module = [names]");
+    for (const auto& [module, names] : *modules) {
+      const std::string key = "compat.cimports." + std::string(module.str());
+      const toml::array* list = names.as_array();
+      if (!list) r.fail(key, "expected a list of names");
+      auto& out = c.cimports[std::string(module.str())];
+      for (const auto& name : *list) {
+        if (!name.value<std::string>()) r.fail(key, "expected names as strings");
+        out.push_back(*name.value<std::string>());
+      }
+    }
   }
   return c;
 }

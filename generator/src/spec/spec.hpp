@@ -181,6 +181,10 @@ struct Compat {
   // Also export each function under the ABI symbol its name stands for
   // (NVML's nvmlDeviceGetCount_v2), as NVIDIA's module names it.
   bool abi_names = false;
+  // The Cython types NVIDIA's declarations take from Cython's own .pxd
+  // files (`off_t` from posix.types, `bool` from libcpp), which the .pxd for
+  // source consumers cimports as NVIDIA's does: module -> names.
+  std::map<std::string, std::vector<std::string>> cimports;
 };
 
 struct Spec {

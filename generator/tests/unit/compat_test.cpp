@@ -134,9 +134,68 @@ TEST(CompatSignatures, NoCompatSectionSpellsNothing) {
   EXPECT_TRUE(m.functions[0].compat_names.empty());
 }
 
+std::string declared(Model& m, const Type& t, const std::string& compat = "", const std::string& written = "") {
+  return passes::compat_type_declaration(m, t, written, spec_with(compat));
+}
+
+TEST(CompatDeclarations, ConstComesFirstAndKeywordsAreTheDeclaredTypes) {
+  Model m;
+  EXPECT_EQ(declared(m, ptr(ptr(char_t(true), true))), "const char **");  // text: char const **
+  EXPECT_EQ(declared(m, builtin(TypeKind::Integer, "unsigned long long", false, 8)), "unsigned long long");
+  EXPECT_EQ(declared(m, ptr(record_t("caseRecord"))), "caseRecord *");  // no record in the model: as named
+  EXPECT_EQ(declared(m, callback_t()), "void *");
+  EXPECT_TRUE(m.compat_types.empty());
+}
+
+TEST(CompatDeclarations, ModuleTypesArePrivateTypedefsNamedWithNvidiasText) {
+  Model m;
+  m.handles.push_back({});
+  m.handles.back().name = "caseGetProcAddress";
+  m.handles.back().is_function = true;
+  const std::string compat = "module_types = [\"GLuint\", \"caseList\", \"caseGetProcAddress\"]\n";
+  EXPECT_EQ(declared(m, ptr(named(TypeKind::Integer, "GLuint", 4)), compat), "_nv_GLuint *");
+  Type e = enum_t("caseList");
+  e.spelling = "enum caseList";
+  EXPECT_EQ(declared(m, e, compat), "_nv_enum_caseList");
+  // The private type holds the function handle's "*".
+  EXPECT_EQ(declared(m, handle_t("caseGetProcAddress"), compat), "_nv_caseGetProcAddress");
+  ASSERT_EQ(m.compat_types.size(), 3u);
+  EXPECT_EQ(m.compat_types[0].cname, "__pyx_t_4cuda_8bindings_8cydriver_GLuint");
+  EXPECT_EQ(m.compat_types[0].c_type, "GLuint");
+  EXPECT_EQ(m.compat_types[1].cname, "enum __pyx_t_4cuda_8bindings_8cydriver_caseList");
+  EXPECT_EQ(m.compat_types[1].of, "caseList");  // not declared by the model: clang's name
+  EXPECT_EQ(m.compat_types[2].cname, "__pyx_t_4cuda_8bindings_8cydriver_caseGetProcAddress *");
+  EXPECT_EQ(m.compat_types[2].of, "caseGetProcAddress");
+  // Each private type once.
+  declared(m, named(TypeKind::Integer, "GLuint", 4), compat);
+  EXPECT_EQ(m.compat_types.size(), 3u);
+}
+
+TEST(CompatDeclarations, AKeywordCubindSpellsOtherwiseGetsAPrivateTypedef) {
+  Model m;
+  m.records.push_back({});
+  m.records.back().name = m.records.back().tag = "caseDescr";  // cubind: cdef struct caseDescr
+  Type descr = named(TypeKind::Record, "caseDescr", 16);       // NVIDIA's text: caseDescr
+  EXPECT_EQ(declared(m, ptr(descr)), "_nv_caseDescr *");
+  ASSERT_EQ(m.compat_types.size(), 1u);
+  EXPECT_EQ(m.compat_types[0].cname, "caseDescr");
+  EXPECT_TRUE(m.compat_types[0].mangled.empty());  // the header's own name: no #define
+  // The keyword both ways: as declared.
+  EXPECT_EQ(declared(m, ptr(record_t("caseDescr"))), "caseDescr *");
+}
+
+TEST(CompatDeclarations, AHandlesStructTagIsTheStructItsDeclarationNames) {
+  Model m;
+  m.handles.push_back({});
+  m.handles.back().name = "caseResource_t";
+  m.handles.back().record_tag = "caseResource";
+  EXPECT_EQ(declared(m, ptr(ptr(record_t("caseResource")))), "_caseResource_t_struct **");
+}
+
 TEST(CompatSpec, RefusesAnUnknownKey) {
   EXPECT_THROW(spec_with("modul_types = []\n"), std::runtime_error);
   EXPECT_THROW(spec_with("abi_names = \"yes\"\n"), std::runtime_error);
+  EXPECT_THROW(spec_with("cimports = { \"libcpp\" = \"bool\" }\n"), std::runtime_error);
 }
 
 }  // namespace
