@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole verification on a GPU machine, over a tree built in place (this
-# script builds nothing; see README "Checking on a GPU machine" for building
+# script builds nothing; see docs/building.md "Checking on a GPU machine" for building
 # on one machine and running here):
 #   1. the suite (pytest tests; the packaging and build-layout tests, which
 #      build wheels and whole trees, are left to CI);

@@ -29,7 +29,7 @@ extern "C" __global__ void fill(unsigned int *out, unsigned int value, unsigned 
 
 @pytest.fixture(scope="module", params=["system_headers", "no_platform_headers"])
 def consumer_dir(request, tmp_path_factory):
-    """The consumer built as README's "For library authors" says: the .pxd
+    """The consumer built as docs/bindings.md's "For library authors" says: the .pxd
     files from the package, ``include_dirs=cubind.get_include()``; also on a
     system without EGL's, GL's and VDPAU's headers (hidden here: CI has them),
     as on most servers and NVIDIA's standard toolkit layout."""

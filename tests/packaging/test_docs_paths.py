@@ -18,8 +18,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ["README.md", "ARCHITECTURE.md", "CONTRIBUTING.md", "CHANGELOG.md", "docs/pythonic.md",
-        "docs/pythonic_array.md", "docs/API.md", "docs/bindings.md", "bench/README.md", "docs/compute.md",
-        "docs/graph.md", "docs/troubleshooting.md", "docs/system.md"]
+        "docs/pythonic_array.md", "docs/API.md", "docs/bindings.md", "bench/README.md",
+        "docs/compute.md", "docs/graph.md", "docs/troubleshooting.md", "docs/system.md", "docs/building.md",
+        "generator/README.md"]
 PREFIXES = ("tests/", "_cubind/", "cubind/", "examples/", "scripts/", "bench/", "docs/", "generator/", "templates/",
             "bindings/", "seeds/")
 # docs/API.md must stay word for word the project's external contract; its
@@ -32,7 +33,7 @@ KNOWN_MISSING: set = set()
 # toolkit), bindings/X.toml (the library being bound).
 PLACEHOLDER = re.compile(r"\b(?:NAME|X)\b")
 # What the documented build makes, which the repository rightly lacks.
-BUILT = ("generator/build",)  # README: cmake -S generator -B generator/build
+BUILT = ("generator/build",)  # generator/README.md: cmake -S generator -B generator/build
 _CODE = re.compile(r"`([^`\n]+)`")
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
 
