@@ -1,7 +1,7 @@
 """graph_messages.py's pipeline rows, each run ``--runs`` times: medians and
 every run, as one JSON line. The host's speed swings from run to run on the
 GPU machines; run this in two trees one after the other (old, new, old, new)
-to pair a change's before and after, as bench/README.md's second-session
+to pair a change's before and after, as bench/HISTORY.md's second-session
 section does.
 
     python bench/graph_pipeline_rows.py --runs 5 --messages 2000

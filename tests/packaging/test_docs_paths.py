@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ["README.md", "ARCHITECTURE.md", "CONTRIBUTING.md", "CHANGELOG.md", "docs/pythonic.md",
-        "docs/pythonic_array.md", "docs/API.md", "docs/bindings.md", "bench/README.md",
+        "docs/pythonic_array.md", "docs/API.md", "docs/bindings.md", "bench/README.md", "bench/HISTORY.md",
         "docs/compute.md", "docs/graph.md", "docs/troubleshooting.md", "docs/system.md", "docs/building.md",
         "generator/README.md"]
 PREFIXES = ("tests/", "_cubind/", "cubind/", "examples/", "scripts/", "bench/", "docs/", "generator/", "templates/",
