@@ -27,8 +27,6 @@ use. ``docs/pythonic.md`` describes the layer.
     result = out.get()
 """
 
-__version__ = "0.1.0"
-
 # Importing cubind does nothing else: every public name is made on first use
 # (importing the Pythonic layer costs the `cuda` package, the arrays numpy).
 # The generated packages import none of cubind (their runtime is _cubind), and
@@ -49,7 +47,36 @@ _LAZY = {
 }
 
 
+def _version() -> str:
+    """``pyproject.toml``'s version, the one place it is written: read from the
+    clone cubind runs from (a build in place), else from the installed
+    distribution's metadata."""
+    import os
+    import re
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        with open(os.path.join(root, "pyproject.toml"), encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        text = ""
+    table = re.search(r"^\[project\]\s*$(.*?)(?=^\[|\Z)", text, re.M | re.S)
+    if table and re.search(r'^name\s*=\s*"cubind"\s*$', table.group(1), re.M):
+        found = re.search(r'^version\s*=\s*"([^"]+)"\s*$', table.group(1), re.M)
+        if found:
+            return found.group(1)
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("cubind")
+    except PackageNotFoundError:  # a copied tree without its pyproject.toml
+        return "unknown"
+
+
 def __getattr__(name):
+    if name == "__version__":  # read on first use: importing cubind reads no file
+        value = globals()[name] = _version()
+        return value
     if name not in _LAZY:
         raise AttributeError(f"module 'cubind' has no attribute {name!r}")
     import importlib

@@ -4,6 +4,7 @@ package left out), a library not found said so, and nothing raised, even
 over a record it cannot read."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -41,7 +42,9 @@ def _until_blank(lines):
 
 def test_every_section_prints():
     text = _show()
-    assert text.startswith("cubind 0.1.0 (")
+    # The version pyproject.toml gives, the one place it is written.
+    version = re.search(r'^version = "([^"]+)"$', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    assert text.startswith(f"cubind {version} (")
     for title in SECTIONS:
         assert _section(text, title), title
     python = _section(text, "Python")
