@@ -21,7 +21,7 @@ import os
 
 __all__ = ["NotBuiltError", "layer", "record", "record_name", "record_path"]
 
-# The ways to build cubind (README's set-up): in place from a clone, or installed.
+# The ways to build cubind (docs/building.md): in place from a clone, or installed.
 REBUILD = "scripts/run-example.sh or `python setup.py build_ext --inplace` in a clone, or `pip install .`"
 
 
