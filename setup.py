@@ -196,27 +196,20 @@ def spec_loaders(root):
 
 
 def loader_arguments(c_layer):
-    """The arguments a generated C layer passes ``open_library`` (libname,
-    sonames, env_var, wheel_subdirs and toolkit_subdirs): what it searches for,
-    recorded so that ``cubind.show_config()`` searches the same. None where
-    the source has no such call."""
+    """What a generated C layer's loader searches for (its ``_LIBRARY``:
+    libname, sonames, env_var, wheel_subdirs and toolkit_subdirs, empty for
+    the loader's default), recorded so that ``cubind.show_config()`` searches
+    the same. None where the source has none."""
     try:
         with open(c_layer, encoding="utf-8") as f:
             text = f.read()
     except OSError:
         return None
-    start = text.find("open_library(")
-    if start < 0:
+    found = re.search(r"^_LIBRARY = (\{.*?\})$", text, re.M | re.S)
+    if found is None:
         return None
-    opening = start + len("open_library")
-    depth, end = 0, opening
-    for end in range(opening, len(text)):   # to the closing parenthesis: the arguments hold tuples
-        depth += {"(": 1, ")": -1}.get(text[end], 0)
-        if depth == 0:
-            break
-    values = ast.literal_eval(text[opening:end + 1] + ",")[0]
-    names = ("libname", "sonames", "env_var", "wheel_subdirs", "toolkit_subdirs")
-    return {name: list(v) if isinstance(v, tuple) else v for name, v in zip(names, values)}
+    values = ast.literal_eval(found[1])
+    return {name: list(v) if isinstance(v, tuple) else v for name, v in values.items()}
 
 
 CIMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+cimport\s+([\w, ]+)|cimport\s+([\w.]+))", re.M)

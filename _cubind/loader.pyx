@@ -44,6 +44,7 @@ import threading
 
 from _cubind.errors import CUDAError
 
+from libc.string cimport memcpy, strlen
 from posix.dlfcn cimport dlclose, dlerror, dlopen, dlsym, RTLD_LOCAL, RTLD_NOW
 
 # RTLD_NOLOAD and dlinfo are GNU extensions; Python.h (pyconfig.h) defines
@@ -73,6 +74,23 @@ class LibraryNotFoundError(OSError, CUDAError):
     """
 
     name = "LibraryNotFoundError"
+
+    @property
+    def message(self):
+        return str(self)
+
+
+# NVIDIA's is a RuntimeError too (cuda.bindings._internal.utils serves this one).
+class FunctionNotFoundError(CUDAError):
+    """A CUDA library was found but lacks a function: it is older than the
+    headers cubind was generated from. A ``cubind.CUDAError`` (``code`` and
+    ``call`` None, ``name`` "FunctionNotFoundError") and a ``RuntimeError``.
+    """
+
+    name = "FunctionNotFoundError"
+
+    def __init__(self, message):
+        RuntimeError.__init__(self, message)
 
     @property
     def message(self):
@@ -260,3 +278,85 @@ def _not_found_lines(libname, sonames, env_var, report):
     if unset:
         lines.append(f"  (not set: {', '.join(unset)})")
     return lines
+
+
+_DEFAULT_STREAM_MODES = ("legacy", "per-thread")
+
+
+cdef int open_resolver(Resolver* r, dict library, bytes proc_address_function, dict default_stream_flags,
+                       tuple per_thread_suffixes) except -1:
+    cdef ProcAddress address = NULL
+    cdef bytes suffix
+    if r.ready:
+        return 0   # another thread got here first
+    # Opt-in: CUBIND_DEFAULT_STREAM=per-thread calls the per-thread default
+    # stream variants (the driver's flag, the runtime's suffixed symbols).
+    mode = os.environ.get("CUBIND_DEFAULT_STREAM", "legacy")
+    if mode not in _DEFAULT_STREAM_MODES:
+        raise ValueError(f"CUBIND_DEFAULT_STREAM must be one of {list(_DEFAULT_STREAM_MODES)}, got {mode!r}")
+    r.library = open_library(library["libname"], library["sonames"], library["env_var"], library["wheel_subdirs"],
+                             library["toolkit_subdirs"] or _TOOLKIT_SUBDIRS)
+    if proc_address_function is not None:
+        address = <ProcAddress>find_symbol(r.library, proc_address_function)
+        if address == NULL:
+            raise FunctionNotFoundError(f"{proc_address_function.decode()} is not in the loaded driver: "
+                                        "it predates CUDA 12.5")
+        r.proc_flags = default_stream_flags[mode]
+    if len(per_thread_suffixes) > 4 or any(len(s) >= 8 for s in per_thread_suffixes):
+        raise ValueError(f"at most 4 per-thread suffixes of 7 bytes: {per_thread_suffixes!r}")
+    for i in range(4):
+        suffix = per_thread_suffixes[i] if i < len(per_thread_suffixes) else b""
+        memcpy(r.suffixes[i], <const char*>suffix, len(suffix) + 1)
+    r.per_thread = mode == "per-thread" and len(per_thread_suffixes) > 0
+    r.proc_address = address
+    r.ready = True
+    return 0
+
+
+cdef int _not_found(Resolver* r, const char* symbol, const char* name, int rc, int found) except -1 with gil:
+    if r.proc_address != NULL:
+        raise FunctionNotFoundError(f"{name.decode()} ({symbol.decode()}) is not in the loaded driver "
+                                    f"(cuGetProcAddress returned {rc}, status {found})")
+    raise FunctionNotFoundError(f"{symbol.decode()} is not in {_handle_path(r.library) or 'the loaded library'}")
+
+
+# symbol + suffix looked up, in C: NULL where the library lacks it.
+cdef void* _find_variant(size_t library, const char* symbol, const char* suffix) noexcept nogil:
+    cdef char name[256]
+    cdef size_t n = strlen(symbol)
+    cdef size_t m = strlen(suffix)
+    if n + m >= sizeof(name):
+        return NULL
+    memcpy(name, symbol, n)
+    memcpy(name + n, suffix, m + 1)
+    return find_symbol(library, name)
+
+
+# Without the GIL once the library is open: a C-level consumer may make its
+# first call of a function from a thread of its own, even from a destructor
+# that runs after the interpreter has finished (cuda.core releases contexts
+# from C++ thread-locals), where taking the GIL would crash.
+cdef int resolve(Resolver* r, void** slot, const char* symbol, const char* name, int version,
+                 bint missing_ok) except -1 nogil:
+    cdef int found = 0
+    cdef int rc = 0
+    cdef void* function = NULL
+    # Into a local, then one store: another thread may already be calling
+    # through the slot, and must never see it pass through NULL or another
+    # value. Threads racing here store the same pointer (benign).
+    if r.proc_address != NULL:
+        rc = r.proc_address(name, &function, version, r.proc_flags, &found)
+        if rc != 0:
+            function = NULL
+    elif r.per_thread:
+        for i in range(4):
+            if function == NULL and r.suffixes[i][0] != 0:
+                function = _find_variant(r.library, symbol, r.suffixes[i])
+    if function == NULL:
+        function = find_symbol(r.library, symbol)
+    if function == NULL:
+        if missing_ok:
+            return 1
+        _not_found(r, symbol, name, rc, found)
+    slot[0] = function
+    return 0

@@ -15,7 +15,8 @@ Built on the 1:1 modules (``import cuda``, ``from cuda import cudart``,
   :class:`DeviceArray`, exchanged with other libraries through
   ``__cuda_array_interface__`` and DLPack;
 - :class:`CUDAError` and :class:`CompileError` instead of status codes
-  (:class:`LibraryNotFoundError`, a missing CUDA library, is a CUDAError).
+  (:class:`LibraryNotFoundError`, a missing CUDA library, and
+  :class:`FunctionNotFoundError`, a function a library lacks, are CUDAErrors).
 
 Importing it loads no CUDA library: the driver and NVRTC are opened on first
 use. ``docs/pythonic.md`` describes the layer.
@@ -33,7 +34,7 @@ use. ``docs/pythonic.md`` describes the layer.
 # the CUBIND_CUDA_BINDINGS request is read by them, not here (_cubind.compat).
 _LAZY = {
     **dict.fromkeys(("CUDAError", "CompileError", "check"), "._core.errors"),
-    "LibraryNotFoundError": "_cubind.loader",
+    **dict.fromkeys(("LibraryNotFoundError", "FunctionNotFoundError"), "_cubind.loader"),
     **dict.fromkeys(("Device", "current_device", "ensure_context", "Stream", "Event", "current_stream"),
                     "._core.context"),
     **dict.fromkeys(("Program", "Module", "default_arch"), "._compile.program"),
@@ -99,7 +100,7 @@ def __dir__():
 
 
 __all__ = [
-    "CUDAError", "CompileError", "LibraryNotFoundError", "check",
+    "CUDAError", "CompileError", "LibraryNotFoundError", "FunctionNotFoundError", "check",
     "Device", "current_device", "ensure_context",
     "Stream", "Event", "current_stream",
     "Program", "Module", "default_arch",

@@ -8,15 +8,16 @@ signature is written (inline annotations, or the .pyi of a compiled module).
 __version__: str
 
 __all__ = [
-    "CUDAError", "CompileError", "LibraryNotFoundError", "check", "Device", "current_device", "ensure_context",
-    "Stream", "Event", "current_stream", "Program", "Module", "default_arch", "Kernel", "LaunchConfig", "launch",
-    "CUDAGraph", "Array", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like", "from_dlpack",
-    "PinnedMemory", "empty_pinned", "get_include", "show_config",
+    "CUDAError", "CompileError", "LibraryNotFoundError", "FunctionNotFoundError", "check", "Device",
+    "current_device", "ensure_context", "Stream", "Event", "current_stream", "Program", "Module", "default_arch",
+    "Kernel", "LaunchConfig", "launch", "CUDAGraph", "Array", "to_gpu", "asarray", "empty", "zeros", "empty_like",
+    "zeros_like", "from_dlpack", "PinnedMemory", "empty_pinned", "get_include", "show_config",
 ]
 
 from cubind._core.errors import CUDAError as CUDAError
 from cubind._core.errors import CompileError as CompileError
 from _cubind.loader import LibraryNotFoundError as LibraryNotFoundError
+from _cubind.loader import FunctionNotFoundError as FunctionNotFoundError
 from cubind._core.errors import check as check
 from cubind._core.context import Device as Device
 from cubind._core.context import current_device as current_device

@@ -147,6 +147,31 @@ def test_a_missing_library_is_a_cudaerror_and_an_oserror(clean_env, tmp_path):
     assert exc.message == str(exc) and "libdoesnotexist_cubind.so.1" in exc.message
 
 
+def test_a_function_the_library_lacks_is_the_loaders_one_error(fake_driver):
+    """Every generated module raises the loader's FunctionNotFoundError (one
+    class to catch, a CUDAError), naming the symbol and the library's file:
+    here NVRTC's functions looked up in a library that is not NVRTC."""
+    assert cubind.FunctionNotFoundError is _loader.FunctionNotFoundError
+    assert issubclass(_loader.FunctionNotFoundError, (cubind.CUDAError, RuntimeError))
+    code = textwrap.dedent("""
+        import _cubind.loader, nvrtc, nvrtc.cnvrtc
+        from cubind.compat import _internal_utils
+        assert nvrtc.cnvrtc.FunctionNotFoundError is _cubind.loader.FunctionNotFoundError
+        assert _internal_utils.FunctionNotFoundError is _cubind.loader.FunctionNotFoundError
+        for attempt in range(2):   # the slot stays empty: the second call raises again
+            try:
+                nvrtc.nvrtcVersion()
+            except _cubind.loader.FunctionNotFoundError as exc:
+                print(type(exc).__name__, exc.name, exc.code, exc.message == str(exc), str(exc))
+    """)
+    env = dict(os.environ, PYTHONPATH=pythonpath(REPO), CUBIND_NVRTC_LIBRARY=str(fake_driver))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 and lines[0] == lines[1]
+    assert lines[0] == f"FunctionNotFoundError FunctionNotFoundError None True nvrtcVersion is not in {fake_driver}"
+
+
 def test_the_pythonic_layer_reports_no_driver_as_a_cudaerror():
     code = textwrap.dedent("""
         import cubind

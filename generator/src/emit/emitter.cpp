@@ -91,19 +91,18 @@ class LibraryEmitter {
     resolver.set("library", s.loader_name);
     resolver.set("sonames", strings(m.loader.sonames));
     resolver.set("wheel_subdirs", strings(m.loader.wheel_subdirs));
-    if (!m.loader.toolkit_subdirs.empty())
-      resolver.set("toolkit", View().set("subdirs", strings(m.loader.toolkit_subdirs)));
+    resolver.set("toolkit_subdirs", strings(m.loader.toolkit_subdirs));
     resolver.set("env_var", s.env_var);
-    if (!s.proc_address_function.empty()) {
-      resolver.set("proc_address_function", s.proc_address_function);
+    if (m.loader.resolver == "proc_address") {
       std::string flags;
       for (const auto& [mode, flag] : s.conventions.default_stream_flags)
         flags += (flags.empty() ? "\"" : ", \"") + mode + "\": " + std::to_string(flag);
-      resolver.set("default_stream_flags", "{" + flags + "}");
+      resolver.set("proc_address", View()
+                                       .set("function", s.proc_address_function)
+                                       .set("default_stream_flags", "{" + flags + "}"));
     }
-    if (!s.per_thread_suffixes.empty())
-      resolver.set("per_thread", View().set("suffixes", strings(s.per_thread_suffixes)));
-    d.set("resolver", templates_.fragment(m.loader.resolver, resolver, Shape::Raw, "resolver"));
+    resolver.set("per_thread_suffixes", strings(s.per_thread_suffixes));
+    d.set("resolver", templates_.fragment("resolver.pyx", resolver, Shape::Raw, "resolver"));
 
     std::vector<View> enums, handles, records, functions, c_functions, trampolines, fn_typedefs, constants;
     std::vector<std::string> all;

@@ -388,8 +388,9 @@ struct Loader {
   std::vector<std::string> sonames;
   std::vector<std::string> wheel_subdirs;
   std::vector<std::string> toolkit_subdirs;
-  // The template of the C layer's symbol resolver: by version through the
-  // spec's proc_address_function, else by plain dlsym.
+  // How the loader resolves the C layer's symbols (_cubind/loader.pyx,
+  // resolve): "proc_address", by version through the spec's
+  // proc_address_function, else "dlsym".
   std::string resolver;
 };
 

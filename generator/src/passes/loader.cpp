@@ -36,7 +36,7 @@ void resolve_loader(model::Model& model, const spec::Spec& spec) {
   model.loader.sonames = expand_loader_names(spec.sonames, model.cuda_version);
   model.loader.wheel_subdirs = expand_loader_names(spec.wheel_subdirs, model.cuda_version);
   model.loader.toolkit_subdirs = expand_loader_names(spec.toolkit_subdirs, model.cuda_version);
-  model.loader.resolver = spec.proc_address_function.empty() ? "resolve_dlsym.pyx" : "resolve_proc_address.pyx";
+  model.loader.resolver = spec.proc_address_function.empty() ? "dlsym" : "proc_address";
 }
 
 }  // namespace cubind::passes

@@ -25,10 +25,10 @@ TEST(ResolveLoader, NamesAreExpandedAndTheResolverChosenOnce) {
   cubind::passes::resolve_loader(m, s);
   EXPECT_EQ(m.loader.sonames, std::vector<std::string>{"libx.so.12"});
   EXPECT_EQ(m.loader.toolkit_subdirs, std::vector<std::string>{"lib64"});
-  EXPECT_EQ(m.loader.resolver, "resolve_dlsym.pyx");
+  EXPECT_EQ(m.loader.resolver, "dlsym");
   s.proc_address_function = "xGetProcAddress";
   cubind::passes::resolve_loader(m, s);
-  EXPECT_EQ(m.loader.resolver, "resolve_proc_address.pyx");
+  EXPECT_EQ(m.loader.resolver, "proc_address");
 }
 
 TEST(VersionText, DerivedFromTheOneInteger) {
