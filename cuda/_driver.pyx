@@ -5589,8 +5589,8 @@ cdef class CUcontext:
         return <uintptr_t>_value_CUcontext(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUcontext(self)
 
     def __eq__(self, other):
@@ -5605,18 +5605,18 @@ cdef class CUcontext:
         return f"<CUcontext {<uintptr_t>_value_CUcontext(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUcontext*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUcontext*."""
         return <uintptr_t>_where_CUcontext(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUcontext* _where_CUcontext(CUcontext h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUcontext* _where_CUcontext(CUcontext o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUcontext _value_CUcontext(CUcontext h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUcontext _value_CUcontext(CUcontext o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5686,8 +5686,8 @@ cdef class CUmodule:
         return <uintptr_t>_value_CUmodule(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUmodule(self)
 
     def __eq__(self, other):
@@ -5702,18 +5702,18 @@ cdef class CUmodule:
         return f"<CUmodule {<uintptr_t>_value_CUmodule(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUmodule*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUmodule*."""
         return <uintptr_t>_where_CUmodule(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUmodule* _where_CUmodule(CUmodule h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUmodule* _where_CUmodule(CUmodule o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUmodule _value_CUmodule(CUmodule h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUmodule _value_CUmodule(CUmodule o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5783,8 +5783,8 @@ cdef class CUfunction:
         return <uintptr_t>_value_CUfunction(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUfunction(self)
 
     def __eq__(self, other):
@@ -5799,18 +5799,18 @@ cdef class CUfunction:
         return f"<CUfunction {<uintptr_t>_value_CUfunction(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUfunction*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUfunction*."""
         return <uintptr_t>_where_CUfunction(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUfunction* _where_CUfunction(CUfunction h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUfunction* _where_CUfunction(CUfunction o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUfunction _value_CUfunction(CUfunction h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUfunction _value_CUfunction(CUfunction o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5880,8 +5880,8 @@ cdef class CUlibrary:
         return <uintptr_t>_value_CUlibrary(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUlibrary(self)
 
     def __eq__(self, other):
@@ -5896,18 +5896,18 @@ cdef class CUlibrary:
         return f"<CUlibrary {<uintptr_t>_value_CUlibrary(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUlibrary*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUlibrary*."""
         return <uintptr_t>_where_CUlibrary(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUlibrary* _where_CUlibrary(CUlibrary h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUlibrary* _where_CUlibrary(CUlibrary o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUlibrary _value_CUlibrary(CUlibrary h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUlibrary _value_CUlibrary(CUlibrary o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5977,8 +5977,8 @@ cdef class CUkernel:
         return <uintptr_t>_value_CUkernel(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUkernel(self)
 
     def __eq__(self, other):
@@ -5993,18 +5993,18 @@ cdef class CUkernel:
         return f"<CUkernel {<uintptr_t>_value_CUkernel(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUkernel*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUkernel*."""
         return <uintptr_t>_where_CUkernel(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUkernel* _where_CUkernel(CUkernel h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUkernel* _where_CUkernel(CUkernel o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUkernel _value_CUkernel(CUkernel h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUkernel _value_CUkernel(CUkernel o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6074,8 +6074,8 @@ cdef class CUarray:
         return <uintptr_t>_value_CUarray(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUarray(self)
 
     def __eq__(self, other):
@@ -6090,18 +6090,18 @@ cdef class CUarray:
         return f"<CUarray {<uintptr_t>_value_CUarray(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUarray*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUarray*."""
         return <uintptr_t>_where_CUarray(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUarray* _where_CUarray(CUarray h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUarray* _where_CUarray(CUarray o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUarray _value_CUarray(CUarray h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUarray _value_CUarray(CUarray o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6171,8 +6171,8 @@ cdef class CUmipmappedArray:
         return <uintptr_t>_value_CUmipmappedArray(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUmipmappedArray(self)
 
     def __eq__(self, other):
@@ -6187,18 +6187,18 @@ cdef class CUmipmappedArray:
         return f"<CUmipmappedArray {<uintptr_t>_value_CUmipmappedArray(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUmipmappedArray*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUmipmappedArray*."""
         return <uintptr_t>_where_CUmipmappedArray(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUmipmappedArray* _where_CUmipmappedArray(CUmipmappedArray h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUmipmappedArray* _where_CUmipmappedArray(CUmipmappedArray o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUmipmappedArray _value_CUmipmappedArray(CUmipmappedArray h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUmipmappedArray _value_CUmipmappedArray(CUmipmappedArray o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6268,8 +6268,8 @@ cdef class CUtexref:
         return <uintptr_t>_value_CUtexref(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUtexref(self)
 
     def __eq__(self, other):
@@ -6284,18 +6284,18 @@ cdef class CUtexref:
         return f"<CUtexref {<uintptr_t>_value_CUtexref(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUtexref*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUtexref*."""
         return <uintptr_t>_where_CUtexref(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUtexref* _where_CUtexref(CUtexref h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUtexref* _where_CUtexref(CUtexref o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUtexref _value_CUtexref(CUtexref h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUtexref _value_CUtexref(CUtexref o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6365,8 +6365,8 @@ cdef class CUsurfref:
         return <uintptr_t>_value_CUsurfref(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUsurfref(self)
 
     def __eq__(self, other):
@@ -6381,18 +6381,18 @@ cdef class CUsurfref:
         return f"<CUsurfref {<uintptr_t>_value_CUsurfref(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUsurfref*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUsurfref*."""
         return <uintptr_t>_where_CUsurfref(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUsurfref* _where_CUsurfref(CUsurfref h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUsurfref* _where_CUsurfref(CUsurfref o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUsurfref _value_CUsurfref(CUsurfref h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUsurfref _value_CUsurfref(CUsurfref o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6462,8 +6462,8 @@ cdef class CUevent:
         return <uintptr_t>_value_CUevent(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUevent(self)
 
     def __eq__(self, other):
@@ -6478,18 +6478,18 @@ cdef class CUevent:
         return f"<CUevent {<uintptr_t>_value_CUevent(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUevent*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUevent*."""
         return <uintptr_t>_where_CUevent(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUevent* _where_CUevent(CUevent h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUevent* _where_CUevent(CUevent o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUevent _value_CUevent(CUevent h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUevent _value_CUevent(CUevent o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6559,8 +6559,8 @@ cdef class CUstream:
         return <uintptr_t>_value_CUstream(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUstream(self)
 
     def __eq__(self, other):
@@ -6575,18 +6575,18 @@ cdef class CUstream:
         return f"<CUstream {<uintptr_t>_value_CUstream(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUstream*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUstream*."""
         return <uintptr_t>_where_CUstream(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUstream* _where_CUstream(CUstream h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUstream* _where_CUstream(CUstream o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUstream _value_CUstream(CUstream h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUstream _value_CUstream(CUstream o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6656,8 +6656,8 @@ cdef class CUgraphicsResource:
         return <uintptr_t>_value_CUgraphicsResource(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUgraphicsResource(self)
 
     def __eq__(self, other):
@@ -6672,18 +6672,18 @@ cdef class CUgraphicsResource:
         return f"<CUgraphicsResource {<uintptr_t>_value_CUgraphicsResource(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUgraphicsResource*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUgraphicsResource*."""
         return <uintptr_t>_where_CUgraphicsResource(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUgraphicsResource* _where_CUgraphicsResource(CUgraphicsResource h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUgraphicsResource* _where_CUgraphicsResource(CUgraphicsResource o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUgraphicsResource _value_CUgraphicsResource(CUgraphicsResource h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUgraphicsResource _value_CUgraphicsResource(CUgraphicsResource o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6753,8 +6753,8 @@ cdef class CUexternalMemory:
         return <uintptr_t>_value_CUexternalMemory(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUexternalMemory(self)
 
     def __eq__(self, other):
@@ -6769,18 +6769,18 @@ cdef class CUexternalMemory:
         return f"<CUexternalMemory {<uintptr_t>_value_CUexternalMemory(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUexternalMemory*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUexternalMemory*."""
         return <uintptr_t>_where_CUexternalMemory(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUexternalMemory* _where_CUexternalMemory(CUexternalMemory h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUexternalMemory* _where_CUexternalMemory(CUexternalMemory o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUexternalMemory _value_CUexternalMemory(CUexternalMemory h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUexternalMemory _value_CUexternalMemory(CUexternalMemory o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6850,8 +6850,8 @@ cdef class CUexternalSemaphore:
         return <uintptr_t>_value_CUexternalSemaphore(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUexternalSemaphore(self)
 
     def __eq__(self, other):
@@ -6866,18 +6866,18 @@ cdef class CUexternalSemaphore:
         return f"<CUexternalSemaphore {<uintptr_t>_value_CUexternalSemaphore(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUexternalSemaphore*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUexternalSemaphore*."""
         return <uintptr_t>_where_CUexternalSemaphore(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUexternalSemaphore* _where_CUexternalSemaphore(CUexternalSemaphore h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUexternalSemaphore* _where_CUexternalSemaphore(CUexternalSemaphore o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUexternalSemaphore _value_CUexternalSemaphore(CUexternalSemaphore h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUexternalSemaphore _value_CUexternalSemaphore(CUexternalSemaphore o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6947,8 +6947,8 @@ cdef class CUgraph:
         return <uintptr_t>_value_CUgraph(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUgraph(self)
 
     def __eq__(self, other):
@@ -6963,18 +6963,18 @@ cdef class CUgraph:
         return f"<CUgraph {<uintptr_t>_value_CUgraph(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUgraph*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUgraph*."""
         return <uintptr_t>_where_CUgraph(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUgraph* _where_CUgraph(CUgraph h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUgraph* _where_CUgraph(CUgraph o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUgraph _value_CUgraph(CUgraph h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUgraph _value_CUgraph(CUgraph o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7044,8 +7044,8 @@ cdef class CUgraphNode:
         return <uintptr_t>_value_CUgraphNode(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUgraphNode(self)
 
     def __eq__(self, other):
@@ -7060,18 +7060,18 @@ cdef class CUgraphNode:
         return f"<CUgraphNode {<uintptr_t>_value_CUgraphNode(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUgraphNode*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUgraphNode*."""
         return <uintptr_t>_where_CUgraphNode(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUgraphNode* _where_CUgraphNode(CUgraphNode h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUgraphNode* _where_CUgraphNode(CUgraphNode o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUgraphNode _value_CUgraphNode(CUgraphNode h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUgraphNode _value_CUgraphNode(CUgraphNode o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7141,8 +7141,8 @@ cdef class CUgraphExec:
         return <uintptr_t>_value_CUgraphExec(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUgraphExec(self)
 
     def __eq__(self, other):
@@ -7157,18 +7157,18 @@ cdef class CUgraphExec:
         return f"<CUgraphExec {<uintptr_t>_value_CUgraphExec(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUgraphExec*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUgraphExec*."""
         return <uintptr_t>_where_CUgraphExec(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUgraphExec* _where_CUgraphExec(CUgraphExec h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUgraphExec* _where_CUgraphExec(CUgraphExec o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUgraphExec _value_CUgraphExec(CUgraphExec h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUgraphExec _value_CUgraphExec(CUgraphExec o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7238,8 +7238,8 @@ cdef class CUmemoryPool:
         return <uintptr_t>_value_CUmemoryPool(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUmemoryPool(self)
 
     def __eq__(self, other):
@@ -7254,18 +7254,18 @@ cdef class CUmemoryPool:
         return f"<CUmemoryPool {<uintptr_t>_value_CUmemoryPool(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUmemoryPool*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUmemoryPool*."""
         return <uintptr_t>_where_CUmemoryPool(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUmemoryPool* _where_CUmemoryPool(CUmemoryPool h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUmemoryPool* _where_CUmemoryPool(CUmemoryPool o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUmemoryPool _value_CUmemoryPool(CUmemoryPool h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUmemoryPool _value_CUmemoryPool(CUmemoryPool o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7335,8 +7335,8 @@ cdef class CUuserObject:
         return <uintptr_t>_value_CUuserObject(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUuserObject(self)
 
     def __eq__(self, other):
@@ -7351,18 +7351,18 @@ cdef class CUuserObject:
         return f"<CUuserObject {<uintptr_t>_value_CUuserObject(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUuserObject*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUuserObject*."""
         return <uintptr_t>_where_CUuserObject(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUuserObject* _where_CUuserObject(CUuserObject h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUuserObject* _where_CUuserObject(CUuserObject o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUuserObject _value_CUuserObject(CUuserObject h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUuserObject _value_CUuserObject(CUuserObject o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7432,8 +7432,8 @@ cdef class CUgraphDeviceNode:
         return <uintptr_t>_value_CUgraphDeviceNode(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUgraphDeviceNode(self)
 
     def __eq__(self, other):
@@ -7448,18 +7448,18 @@ cdef class CUgraphDeviceNode:
         return f"<CUgraphDeviceNode {<uintptr_t>_value_CUgraphDeviceNode(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUgraphDeviceNode*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUgraphDeviceNode*."""
         return <uintptr_t>_where_CUgraphDeviceNode(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUgraphDeviceNode* _where_CUgraphDeviceNode(CUgraphDeviceNode h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUgraphDeviceNode* _where_CUgraphDeviceNode(CUgraphDeviceNode o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUgraphDeviceNode _value_CUgraphDeviceNode(CUgraphDeviceNode h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUgraphDeviceNode _value_CUgraphDeviceNode(CUgraphDeviceNode o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7529,8 +7529,8 @@ cdef class CUasyncCallbackHandle:
         return <uintptr_t>_value_CUasyncCallbackHandle(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUasyncCallbackHandle(self)
 
     def __eq__(self, other):
@@ -7545,18 +7545,18 @@ cdef class CUasyncCallbackHandle:
         return f"<CUasyncCallbackHandle {<uintptr_t>_value_CUasyncCallbackHandle(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUasyncCallbackHandle*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUasyncCallbackHandle*."""
         return <uintptr_t>_where_CUasyncCallbackHandle(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUasyncCallbackHandle* _where_CUasyncCallbackHandle(CUasyncCallbackHandle h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUasyncCallbackHandle* _where_CUasyncCallbackHandle(CUasyncCallbackHandle o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUasyncCallbackHandle _value_CUasyncCallbackHandle(CUasyncCallbackHandle h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUasyncCallbackHandle _value_CUasyncCallbackHandle(CUasyncCallbackHandle o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7630,8 +7630,8 @@ cdef class CUgreenCtx:
         return <uintptr_t>_value_CUgreenCtx(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUgreenCtx(self)
 
     def __eq__(self, other):
@@ -7646,18 +7646,18 @@ cdef class CUgreenCtx:
         return f"<CUgreenCtx {<uintptr_t>_value_CUgreenCtx(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUgreenCtx*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUgreenCtx*."""
         return <uintptr_t>_where_CUgreenCtx(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUgreenCtx* _where_CUgreenCtx(CUgreenCtx h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUgreenCtx* _where_CUgreenCtx(CUgreenCtx o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUgreenCtx _value_CUgreenCtx(CUgreenCtx h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUgreenCtx _value_CUgreenCtx(CUgreenCtx o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7727,8 +7727,8 @@ cdef class CUlinkState:
         return <uintptr_t>_value_CUlinkState(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUlinkState(self)
 
     def __eq__(self, other):
@@ -7743,18 +7743,18 @@ cdef class CUlinkState:
         return f"<CUlinkState {<uintptr_t>_value_CUlinkState(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUlinkState*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUlinkState*."""
         return <uintptr_t>_where_CUlinkState(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUlinkState* _where_CUlinkState(CUlinkState h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUlinkState* _where_CUlinkState(CUlinkState o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUlinkState _value_CUlinkState(CUlinkState h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUlinkState _value_CUlinkState(CUlinkState o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7828,8 +7828,8 @@ cdef class CUdevResourceDesc:
         return <uintptr_t>_value_CUdevResourceDesc(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUdevResourceDesc(self)
 
     def __eq__(self, other):
@@ -7844,18 +7844,18 @@ cdef class CUdevResourceDesc:
         return f"<CUdevResourceDesc {<uintptr_t>_value_CUdevResourceDesc(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUdevResourceDesc*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUdevResourceDesc*."""
         return <uintptr_t>_where_CUdevResourceDesc(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUdevResourceDesc* _where_CUdevResourceDesc(CUdevResourceDesc h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUdevResourceDesc* _where_CUdevResourceDesc(CUdevResourceDesc o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUdevResourceDesc _value_CUdevResourceDesc(CUdevResourceDesc h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUdevResourceDesc _value_CUdevResourceDesc(CUdevResourceDesc o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7925,8 +7925,8 @@ cdef class CUlogsCallbackHandle:
         return <uintptr_t>_value_CUlogsCallbackHandle(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUlogsCallbackHandle(self)
 
     def __eq__(self, other):
@@ -7941,18 +7941,18 @@ cdef class CUlogsCallbackHandle:
         return f"<CUlogsCallbackHandle {<uintptr_t>_value_CUlogsCallbackHandle(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUlogsCallbackHandle*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUlogsCallbackHandle*."""
         return <uintptr_t>_where_CUlogsCallbackHandle(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUlogsCallbackHandle* _where_CUlogsCallbackHandle(CUlogsCallbackHandle h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUlogsCallbackHandle* _where_CUlogsCallbackHandle(CUlogsCallbackHandle o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUlogsCallbackHandle _value_CUlogsCallbackHandle(CUlogsCallbackHandle h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUlogsCallbackHandle _value_CUlogsCallbackHandle(CUlogsCallbackHandle o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -8024,8 +8024,8 @@ cdef class CUeglStreamConnection:
         return <uintptr_t>_value_CUeglStreamConnection(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUeglStreamConnection(self)
 
     def __eq__(self, other):
@@ -8040,18 +8040,18 @@ cdef class CUeglStreamConnection:
         return f"<CUeglStreamConnection {<uintptr_t>_value_CUeglStreamConnection(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUeglStreamConnection*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUeglStreamConnection*."""
         return <uintptr_t>_where_CUeglStreamConnection(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUeglStreamConnection* _where_CUeglStreamConnection(CUeglStreamConnection h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUeglStreamConnection* _where_CUeglStreamConnection(CUeglStreamConnection o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUeglStreamConnection _value_CUeglStreamConnection(CUeglStreamConnection h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUeglStreamConnection _value_CUeglStreamConnection(CUeglStreamConnection o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -9296,8 +9296,8 @@ cdef class EGLImageKHR:
         return <uintptr_t>_value_EGLImageKHR(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_EGLImageKHR(self)
 
     def __eq__(self, other):
@@ -9312,18 +9312,18 @@ cdef class EGLImageKHR:
         return f"<EGLImageKHR {<uintptr_t>_value_EGLImageKHR(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a EGLImageKHR*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a EGLImageKHR*."""
         return <uintptr_t>_where_EGLImageKHR(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.EGLImageKHR* _where_EGLImageKHR(EGLImageKHR h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.EGLImageKHR* _where_EGLImageKHR(EGLImageKHR o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.EGLImageKHR _value_EGLImageKHR(EGLImageKHR h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.EGLImageKHR _value_EGLImageKHR(EGLImageKHR o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -9393,8 +9393,8 @@ cdef class EGLStreamKHR:
         return <uintptr_t>_value_EGLStreamKHR(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_EGLStreamKHR(self)
 
     def __eq__(self, other):
@@ -9409,18 +9409,18 @@ cdef class EGLStreamKHR:
         return f"<EGLStreamKHR {<uintptr_t>_value_EGLStreamKHR(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a EGLStreamKHR*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a EGLStreamKHR*."""
         return <uintptr_t>_where_EGLStreamKHR(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.EGLStreamKHR* _where_EGLStreamKHR(EGLStreamKHR h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.EGLStreamKHR* _where_EGLStreamKHR(EGLStreamKHR o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.EGLStreamKHR _value_EGLStreamKHR(EGLStreamKHR h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.EGLStreamKHR _value_EGLStreamKHR(EGLStreamKHR o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -9490,8 +9490,8 @@ cdef class EGLSyncKHR:
         return <uintptr_t>_value_EGLSyncKHR(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_EGLSyncKHR(self)
 
     def __eq__(self, other):
@@ -9506,18 +9506,18 @@ cdef class EGLSyncKHR:
         return f"<EGLSyncKHR {<uintptr_t>_value_EGLSyncKHR(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a EGLSyncKHR*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a EGLSyncKHR*."""
         return <uintptr_t>_where_EGLSyncKHR(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.EGLSyncKHR* _where_EGLSyncKHR(EGLSyncKHR h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.EGLSyncKHR* _where_EGLSyncKHR(EGLSyncKHR o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.EGLSyncKHR _value_EGLSyncKHR(EGLSyncKHR h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.EGLSyncKHR _value_EGLSyncKHR(EGLSyncKHR o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -9587,8 +9587,8 @@ cdef class VdpGetProcAddress:
         return <uintptr_t>_value_VdpGetProcAddress(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_VdpGetProcAddress(self)
 
     def __eq__(self, other):
@@ -9603,18 +9603,18 @@ cdef class VdpGetProcAddress:
         return f"<VdpGetProcAddress {<uintptr_t>_value_VdpGetProcAddress(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a VdpGetProcAddress*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a VdpGetProcAddress*."""
         return <uintptr_t>_where_VdpGetProcAddress(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.VdpGetProcAddress* _where_VdpGetProcAddress(VdpGetProcAddress h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.VdpGetProcAddress* _where_VdpGetProcAddress(VdpGetProcAddress o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.VdpGetProcAddress _value_VdpGetProcAddress(VdpGetProcAddress h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.VdpGetProcAddress _value_VdpGetProcAddress(VdpGetProcAddress o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -9688,8 +9688,8 @@ cdef class CUasyncCallback:
         return <uintptr_t>_value_CUasyncCallback(self)
 
     def __index__(self):
-        # The address: passes wherever a function pointer or an address is
-        # taken (another module's class of the same C type too).
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUasyncCallback(self)
 
     def __eq__(self, other):
@@ -9704,18 +9704,18 @@ cdef class CUasyncCallback:
         return f"<CUasyncCallback {<uintptr_t>_value_CUasyncCallback(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer (the _ptr it was made with), for C taking a CUasyncCallback*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUasyncCallback*."""
         return <uintptr_t>_where_CUasyncCallback(self)
 
 
-# Where the function pointer is: in the object, or at the address it was
-# made with (_ref, NULL otherwise).
-cdef inline c.CUasyncCallback* _where_CUasyncCallback(CUasyncCallback f) noexcept:
-    return &f._ptr if f._ref == NULL else f._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUasyncCallback* _where_CUasyncCallback(CUasyncCallback o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUasyncCallback _value_CUasyncCallback(CUasyncCallback f) noexcept:
-    return f._ptr if f._ref == NULL else f._ref[0]
+cdef inline c.CUasyncCallback _value_CUasyncCallback(CUasyncCallback o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 cdef inline void* _as_CUasyncCallback(object o, const char* name) except? NULL:
@@ -9756,8 +9756,8 @@ cdef class CUhostFn:
         return <uintptr_t>_value_CUhostFn(self)
 
     def __index__(self):
-        # The address: passes wherever a function pointer or an address is
-        # taken (another module's class of the same C type too).
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUhostFn(self)
 
     def __eq__(self, other):
@@ -9772,18 +9772,18 @@ cdef class CUhostFn:
         return f"<CUhostFn {<uintptr_t>_value_CUhostFn(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer (the _ptr it was made with), for C taking a CUhostFn*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUhostFn*."""
         return <uintptr_t>_where_CUhostFn(self)
 
 
-# Where the function pointer is: in the object, or at the address it was
-# made with (_ref, NULL otherwise).
-cdef inline c.CUhostFn* _where_CUhostFn(CUhostFn f) noexcept:
-    return &f._ptr if f._ref == NULL else f._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUhostFn* _where_CUhostFn(CUhostFn o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUhostFn _value_CUhostFn(CUhostFn f) noexcept:
-    return f._ptr if f._ref == NULL else f._ref[0]
+cdef inline c.CUhostFn _value_CUhostFn(CUhostFn o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 cdef inline void* _as_CUhostFn(object o, const char* name) except? NULL:
@@ -9824,8 +9824,8 @@ cdef class CUstreamCallback:
         return <uintptr_t>_value_CUstreamCallback(self)
 
     def __index__(self):
-        # The address: passes wherever a function pointer or an address is
-        # taken (another module's class of the same C type too).
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUstreamCallback(self)
 
     def __eq__(self, other):
@@ -9840,18 +9840,18 @@ cdef class CUstreamCallback:
         return f"<CUstreamCallback {<uintptr_t>_value_CUstreamCallback(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer (the _ptr it was made with), for C taking a CUstreamCallback*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUstreamCallback*."""
         return <uintptr_t>_where_CUstreamCallback(self)
 
 
-# Where the function pointer is: in the object, or at the address it was
-# made with (_ref, NULL otherwise).
-cdef inline c.CUstreamCallback* _where_CUstreamCallback(CUstreamCallback f) noexcept:
-    return &f._ptr if f._ref == NULL else f._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUstreamCallback* _where_CUstreamCallback(CUstreamCallback o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUstreamCallback _value_CUstreamCallback(CUstreamCallback f) noexcept:
-    return f._ptr if f._ref == NULL else f._ref[0]
+cdef inline c.CUstreamCallback _value_CUstreamCallback(CUstreamCallback o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 cdef inline void* _as_CUstreamCallback(object o, const char* name) except? NULL:
@@ -9893,8 +9893,8 @@ cdef class CUoccupancyB2DSize:
         return <uintptr_t>_value_CUoccupancyB2DSize(self)
 
     def __index__(self):
-        # The address: passes wherever a function pointer or an address is
-        # taken (another module's class of the same C type too).
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUoccupancyB2DSize(self)
 
     def __eq__(self, other):
@@ -9909,18 +9909,18 @@ cdef class CUoccupancyB2DSize:
         return f"<CUoccupancyB2DSize {<uintptr_t>_value_CUoccupancyB2DSize(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer (the _ptr it was made with), for C taking a CUoccupancyB2DSize*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUoccupancyB2DSize*."""
         return <uintptr_t>_where_CUoccupancyB2DSize(self)
 
 
-# Where the function pointer is: in the object, or at the address it was
-# made with (_ref, NULL otherwise).
-cdef inline c.CUoccupancyB2DSize* _where_CUoccupancyB2DSize(CUoccupancyB2DSize f) noexcept:
-    return &f._ptr if f._ref == NULL else f._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUoccupancyB2DSize* _where_CUoccupancyB2DSize(CUoccupancyB2DSize o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUoccupancyB2DSize _value_CUoccupancyB2DSize(CUoccupancyB2DSize f) noexcept:
-    return f._ptr if f._ref == NULL else f._ref[0]
+cdef inline c.CUoccupancyB2DSize _value_CUoccupancyB2DSize(CUoccupancyB2DSize o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 cdef inline void* _as_CUoccupancyB2DSize(object o, const char* name) except? NULL:
@@ -9959,8 +9959,8 @@ cdef class CUlogsCallback:
         return <uintptr_t>_value_CUlogsCallback(self)
 
     def __index__(self):
-        # The address: passes wherever a function pointer or an address is
-        # taken (another module's class of the same C type too).
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUlogsCallback(self)
 
     def __eq__(self, other):
@@ -9975,18 +9975,18 @@ cdef class CUlogsCallback:
         return f"<CUlogsCallback {<uintptr_t>_value_CUlogsCallback(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer (the _ptr it was made with), for C taking a CUlogsCallback*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUlogsCallback*."""
         return <uintptr_t>_where_CUlogsCallback(self)
 
 
-# Where the function pointer is: in the object, or at the address it was
-# made with (_ref, NULL otherwise).
-cdef inline c.CUlogsCallback* _where_CUlogsCallback(CUlogsCallback f) noexcept:
-    return &f._ptr if f._ref == NULL else f._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUlogsCallback* _where_CUlogsCallback(CUlogsCallback o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUlogsCallback _value_CUlogsCallback(CUlogsCallback f) noexcept:
-    return f._ptr if f._ref == NULL else f._ref[0]
+cdef inline c.CUlogsCallback _value_CUlogsCallback(CUlogsCallback o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 cdef inline void* _as_CUlogsCallback(object o, const char* name) except? NULL:

@@ -4186,8 +4186,8 @@ cdef class cudaArray_t:
         return <uintptr_t>_value_cudaArray_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaArray_t(self)
 
     def __eq__(self, other):
@@ -4202,18 +4202,18 @@ cdef class cudaArray_t:
         return f"<cudaArray_t {<uintptr_t>_value_cudaArray_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaArray_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaArray_t*."""
         return <uintptr_t>_where_cudaArray_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaArray_t* _where_cudaArray_t(cudaArray_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaArray_t* _where_cudaArray_t(cudaArray_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaArray_t _value_cudaArray_t(cudaArray_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaArray_t _value_cudaArray_t(cudaArray_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4285,8 +4285,8 @@ cdef class cudaArray_const_t:
         return <uintptr_t>_value_cudaArray_const_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaArray_const_t(self)
 
     def __eq__(self, other):
@@ -4301,18 +4301,18 @@ cdef class cudaArray_const_t:
         return f"<cudaArray_const_t {<uintptr_t>_value_cudaArray_const_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaArray_const_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaArray_const_t*."""
         return <uintptr_t>_where_cudaArray_const_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaArray_const_t* _where_cudaArray_const_t(cudaArray_const_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaArray_const_t* _where_cudaArray_const_t(cudaArray_const_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaArray_const_t _value_cudaArray_const_t(cudaArray_const_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaArray_const_t _value_cudaArray_const_t(cudaArray_const_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4384,8 +4384,8 @@ cdef class cudaMipmappedArray_t:
         return <uintptr_t>_value_cudaMipmappedArray_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaMipmappedArray_t(self)
 
     def __eq__(self, other):
@@ -4400,18 +4400,18 @@ cdef class cudaMipmappedArray_t:
         return f"<cudaMipmappedArray_t {<uintptr_t>_value_cudaMipmappedArray_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaMipmappedArray_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaMipmappedArray_t*."""
         return <uintptr_t>_where_cudaMipmappedArray_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaMipmappedArray_t* _where_cudaMipmappedArray_t(cudaMipmappedArray_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaMipmappedArray_t* _where_cudaMipmappedArray_t(cudaMipmappedArray_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaMipmappedArray_t _value_cudaMipmappedArray_t(cudaMipmappedArray_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaMipmappedArray_t _value_cudaMipmappedArray_t(cudaMipmappedArray_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4483,8 +4483,8 @@ cdef class cudaMipmappedArray_const_t:
         return <uintptr_t>_value_cudaMipmappedArray_const_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaMipmappedArray_const_t(self)
 
     def __eq__(self, other):
@@ -4499,18 +4499,18 @@ cdef class cudaMipmappedArray_const_t:
         return f"<cudaMipmappedArray_const_t {<uintptr_t>_value_cudaMipmappedArray_const_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaMipmappedArray_const_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaMipmappedArray_const_t*."""
         return <uintptr_t>_where_cudaMipmappedArray_const_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaMipmappedArray_const_t* _where_cudaMipmappedArray_const_t(cudaMipmappedArray_const_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaMipmappedArray_const_t* _where_cudaMipmappedArray_const_t(cudaMipmappedArray_const_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaMipmappedArray_const_t _value_cudaMipmappedArray_const_t(cudaMipmappedArray_const_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaMipmappedArray_const_t _value_cudaMipmappedArray_const_t(cudaMipmappedArray_const_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4582,8 +4582,8 @@ cdef class cudaStream_t:
         return <uintptr_t>_value_cudaStream_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaStream_t(self)
 
     def __eq__(self, other):
@@ -4598,18 +4598,18 @@ cdef class cudaStream_t:
         return f"<cudaStream_t {<uintptr_t>_value_cudaStream_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaStream_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaStream_t*."""
         return <uintptr_t>_where_cudaStream_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaStream_t* _where_cudaStream_t(cudaStream_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaStream_t* _where_cudaStream_t(cudaStream_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaStream_t _value_cudaStream_t(cudaStream_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaStream_t _value_cudaStream_t(cudaStream_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4681,8 +4681,8 @@ cdef class cudaEvent_t:
         return <uintptr_t>_value_cudaEvent_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaEvent_t(self)
 
     def __eq__(self, other):
@@ -4697,18 +4697,18 @@ cdef class cudaEvent_t:
         return f"<cudaEvent_t {<uintptr_t>_value_cudaEvent_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaEvent_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaEvent_t*."""
         return <uintptr_t>_where_cudaEvent_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaEvent_t* _where_cudaEvent_t(cudaEvent_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaEvent_t* _where_cudaEvent_t(cudaEvent_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaEvent_t _value_cudaEvent_t(cudaEvent_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaEvent_t _value_cudaEvent_t(cudaEvent_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4780,8 +4780,8 @@ cdef class cudaGraphicsResource_t:
         return <uintptr_t>_value_cudaGraphicsResource_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaGraphicsResource_t(self)
 
     def __eq__(self, other):
@@ -4796,18 +4796,18 @@ cdef class cudaGraphicsResource_t:
         return f"<cudaGraphicsResource_t {<uintptr_t>_value_cudaGraphicsResource_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaGraphicsResource_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaGraphicsResource_t*."""
         return <uintptr_t>_where_cudaGraphicsResource_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaGraphicsResource_t* _where_cudaGraphicsResource_t(cudaGraphicsResource_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaGraphicsResource_t* _where_cudaGraphicsResource_t(cudaGraphicsResource_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaGraphicsResource_t _value_cudaGraphicsResource_t(cudaGraphicsResource_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaGraphicsResource_t _value_cudaGraphicsResource_t(cudaGraphicsResource_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4879,8 +4879,8 @@ cdef class cudaExternalMemory_t:
         return <uintptr_t>_value_cudaExternalMemory_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaExternalMemory_t(self)
 
     def __eq__(self, other):
@@ -4895,18 +4895,18 @@ cdef class cudaExternalMemory_t:
         return f"<cudaExternalMemory_t {<uintptr_t>_value_cudaExternalMemory_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaExternalMemory_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaExternalMemory_t*."""
         return <uintptr_t>_where_cudaExternalMemory_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaExternalMemory_t* _where_cudaExternalMemory_t(cudaExternalMemory_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaExternalMemory_t* _where_cudaExternalMemory_t(cudaExternalMemory_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaExternalMemory_t _value_cudaExternalMemory_t(cudaExternalMemory_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaExternalMemory_t _value_cudaExternalMemory_t(cudaExternalMemory_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4978,8 +4978,8 @@ cdef class cudaExternalSemaphore_t:
         return <uintptr_t>_value_cudaExternalSemaphore_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaExternalSemaphore_t(self)
 
     def __eq__(self, other):
@@ -4994,18 +4994,18 @@ cdef class cudaExternalSemaphore_t:
         return f"<cudaExternalSemaphore_t {<uintptr_t>_value_cudaExternalSemaphore_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaExternalSemaphore_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaExternalSemaphore_t*."""
         return <uintptr_t>_where_cudaExternalSemaphore_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaExternalSemaphore_t* _where_cudaExternalSemaphore_t(cudaExternalSemaphore_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaExternalSemaphore_t* _where_cudaExternalSemaphore_t(cudaExternalSemaphore_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaExternalSemaphore_t _value_cudaExternalSemaphore_t(cudaExternalSemaphore_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaExternalSemaphore_t _value_cudaExternalSemaphore_t(cudaExternalSemaphore_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5077,8 +5077,8 @@ cdef class cudaGraph_t:
         return <uintptr_t>_value_cudaGraph_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaGraph_t(self)
 
     def __eq__(self, other):
@@ -5093,18 +5093,18 @@ cdef class cudaGraph_t:
         return f"<cudaGraph_t {<uintptr_t>_value_cudaGraph_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaGraph_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaGraph_t*."""
         return <uintptr_t>_where_cudaGraph_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaGraph_t* _where_cudaGraph_t(cudaGraph_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaGraph_t* _where_cudaGraph_t(cudaGraph_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaGraph_t _value_cudaGraph_t(cudaGraph_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaGraph_t _value_cudaGraph_t(cudaGraph_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5176,8 +5176,8 @@ cdef class cudaGraphNode_t:
         return <uintptr_t>_value_cudaGraphNode_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaGraphNode_t(self)
 
     def __eq__(self, other):
@@ -5192,18 +5192,18 @@ cdef class cudaGraphNode_t:
         return f"<cudaGraphNode_t {<uintptr_t>_value_cudaGraphNode_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaGraphNode_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaGraphNode_t*."""
         return <uintptr_t>_where_cudaGraphNode_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaGraphNode_t* _where_cudaGraphNode_t(cudaGraphNode_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaGraphNode_t* _where_cudaGraphNode_t(cudaGraphNode_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaGraphNode_t _value_cudaGraphNode_t(cudaGraphNode_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaGraphNode_t _value_cudaGraphNode_t(cudaGraphNode_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5275,8 +5275,8 @@ cdef class cudaUserObject_t:
         return <uintptr_t>_value_cudaUserObject_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaUserObject_t(self)
 
     def __eq__(self, other):
@@ -5291,18 +5291,18 @@ cdef class cudaUserObject_t:
         return f"<cudaUserObject_t {<uintptr_t>_value_cudaUserObject_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaUserObject_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaUserObject_t*."""
         return <uintptr_t>_where_cudaUserObject_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaUserObject_t* _where_cudaUserObject_t(cudaUserObject_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaUserObject_t* _where_cudaUserObject_t(cudaUserObject_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaUserObject_t _value_cudaUserObject_t(cudaUserObject_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaUserObject_t _value_cudaUserObject_t(cudaUserObject_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5374,8 +5374,8 @@ cdef class cudaFunction_t:
         return <uintptr_t>_value_cudaFunction_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaFunction_t(self)
 
     def __eq__(self, other):
@@ -5390,18 +5390,18 @@ cdef class cudaFunction_t:
         return f"<cudaFunction_t {<uintptr_t>_value_cudaFunction_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaFunction_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaFunction_t*."""
         return <uintptr_t>_where_cudaFunction_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaFunction_t* _where_cudaFunction_t(cudaFunction_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaFunction_t* _where_cudaFunction_t(cudaFunction_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaFunction_t _value_cudaFunction_t(cudaFunction_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaFunction_t _value_cudaFunction_t(cudaFunction_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5473,8 +5473,8 @@ cdef class cudaKernel_t:
         return <uintptr_t>_value_cudaKernel_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaKernel_t(self)
 
     def __eq__(self, other):
@@ -5489,18 +5489,18 @@ cdef class cudaKernel_t:
         return f"<cudaKernel_t {<uintptr_t>_value_cudaKernel_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaKernel_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaKernel_t*."""
         return <uintptr_t>_where_cudaKernel_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaKernel_t* _where_cudaKernel_t(cudaKernel_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaKernel_t* _where_cudaKernel_t(cudaKernel_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaKernel_t _value_cudaKernel_t(cudaKernel_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaKernel_t _value_cudaKernel_t(cudaKernel_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5572,8 +5572,8 @@ cdef class cudaLibrary_t:
         return <uintptr_t>_value_cudaLibrary_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaLibrary_t(self)
 
     def __eq__(self, other):
@@ -5588,18 +5588,18 @@ cdef class cudaLibrary_t:
         return f"<cudaLibrary_t {<uintptr_t>_value_cudaLibrary_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaLibrary_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaLibrary_t*."""
         return <uintptr_t>_where_cudaLibrary_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaLibrary_t* _where_cudaLibrary_t(cudaLibrary_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaLibrary_t* _where_cudaLibrary_t(cudaLibrary_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaLibrary_t _value_cudaLibrary_t(cudaLibrary_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaLibrary_t _value_cudaLibrary_t(cudaLibrary_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5671,8 +5671,8 @@ cdef class cudaMemPool_t:
         return <uintptr_t>_value_cudaMemPool_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaMemPool_t(self)
 
     def __eq__(self, other):
@@ -5687,18 +5687,18 @@ cdef class cudaMemPool_t:
         return f"<cudaMemPool_t {<uintptr_t>_value_cudaMemPool_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaMemPool_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaMemPool_t*."""
         return <uintptr_t>_where_cudaMemPool_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaMemPool_t* _where_cudaMemPool_t(cudaMemPool_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaMemPool_t* _where_cudaMemPool_t(cudaMemPool_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaMemPool_t _value_cudaMemPool_t(cudaMemPool_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaMemPool_t _value_cudaMemPool_t(cudaMemPool_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5770,8 +5770,8 @@ cdef class cudaGraphExec_t:
         return <uintptr_t>_value_cudaGraphExec_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaGraphExec_t(self)
 
     def __eq__(self, other):
@@ -5786,18 +5786,18 @@ cdef class cudaGraphExec_t:
         return f"<cudaGraphExec_t {<uintptr_t>_value_cudaGraphExec_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaGraphExec_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaGraphExec_t*."""
         return <uintptr_t>_where_cudaGraphExec_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaGraphExec_t* _where_cudaGraphExec_t(cudaGraphExec_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaGraphExec_t* _where_cudaGraphExec_t(cudaGraphExec_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaGraphExec_t _value_cudaGraphExec_t(cudaGraphExec_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaGraphExec_t _value_cudaGraphExec_t(cudaGraphExec_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5869,8 +5869,8 @@ cdef class cudaGraphDeviceNode_t:
         return <uintptr_t>_value_cudaGraphDeviceNode_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaGraphDeviceNode_t(self)
 
     def __eq__(self, other):
@@ -5885,18 +5885,18 @@ cdef class cudaGraphDeviceNode_t:
         return f"<cudaGraphDeviceNode_t {<uintptr_t>_value_cudaGraphDeviceNode_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaGraphDeviceNode_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaGraphDeviceNode_t*."""
         return <uintptr_t>_where_cudaGraphDeviceNode_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaGraphDeviceNode_t* _where_cudaGraphDeviceNode_t(cudaGraphDeviceNode_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaGraphDeviceNode_t* _where_cudaGraphDeviceNode_t(cudaGraphDeviceNode_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaGraphDeviceNode_t _value_cudaGraphDeviceNode_t(cudaGraphDeviceNode_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaGraphDeviceNode_t _value_cudaGraphDeviceNode_t(cudaGraphDeviceNode_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5968,8 +5968,8 @@ cdef class cudaAsyncCallbackHandle_t:
         return <uintptr_t>_value_cudaAsyncCallbackHandle_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaAsyncCallbackHandle_t(self)
 
     def __eq__(self, other):
@@ -5984,18 +5984,18 @@ cdef class cudaAsyncCallbackHandle_t:
         return f"<cudaAsyncCallbackHandle_t {<uintptr_t>_value_cudaAsyncCallbackHandle_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaAsyncCallbackHandle_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaAsyncCallbackHandle_t*."""
         return <uintptr_t>_where_cudaAsyncCallbackHandle_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaAsyncCallbackHandle_t* _where_cudaAsyncCallbackHandle_t(cudaAsyncCallbackHandle_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaAsyncCallbackHandle_t* _where_cudaAsyncCallbackHandle_t(cudaAsyncCallbackHandle_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaAsyncCallbackHandle_t _value_cudaAsyncCallbackHandle_t(cudaAsyncCallbackHandle_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaAsyncCallbackHandle_t _value_cudaAsyncCallbackHandle_t(cudaAsyncCallbackHandle_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6065,8 +6065,8 @@ cdef class cudaLogsCallbackHandle:
         return <uintptr_t>_value_cudaLogsCallbackHandle(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaLogsCallbackHandle(self)
 
     def __eq__(self, other):
@@ -6081,18 +6081,18 @@ cdef class cudaLogsCallbackHandle:
         return f"<cudaLogsCallbackHandle {<uintptr_t>_value_cudaLogsCallbackHandle(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaLogsCallbackHandle*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaLogsCallbackHandle*."""
         return <uintptr_t>_where_cudaLogsCallbackHandle(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaLogsCallbackHandle* _where_cudaLogsCallbackHandle(cudaLogsCallbackHandle h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaLogsCallbackHandle* _where_cudaLogsCallbackHandle(cudaLogsCallbackHandle o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaLogsCallbackHandle _value_cudaLogsCallbackHandle(cudaLogsCallbackHandle h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaLogsCallbackHandle _value_cudaLogsCallbackHandle(cudaLogsCallbackHandle o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6164,8 +6164,8 @@ cdef class cudaEglStreamConnection:
         return <uintptr_t>_value_cudaEglStreamConnection(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaEglStreamConnection(self)
 
     def __eq__(self, other):
@@ -6180,18 +6180,18 @@ cdef class cudaEglStreamConnection:
         return f"<cudaEglStreamConnection {<uintptr_t>_value_cudaEglStreamConnection(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaEglStreamConnection*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaEglStreamConnection*."""
         return <uintptr_t>_where_cudaEglStreamConnection(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.cudaEglStreamConnection* _where_cudaEglStreamConnection(cudaEglStreamConnection h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaEglStreamConnection* _where_cudaEglStreamConnection(cudaEglStreamConnection o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaEglStreamConnection _value_cudaEglStreamConnection(cudaEglStreamConnection h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.cudaEglStreamConnection _value_cudaEglStreamConnection(cudaEglStreamConnection o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7047,8 +7047,8 @@ cdef class EGLImageKHR:
         return <uintptr_t>_value_EGLImageKHR(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_EGLImageKHR(self)
 
     def __eq__(self, other):
@@ -7063,18 +7063,18 @@ cdef class EGLImageKHR:
         return f"<EGLImageKHR {<uintptr_t>_value_EGLImageKHR(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a EGLImageKHR*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a EGLImageKHR*."""
         return <uintptr_t>_where_EGLImageKHR(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.EGLImageKHR* _where_EGLImageKHR(EGLImageKHR h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.EGLImageKHR* _where_EGLImageKHR(EGLImageKHR o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.EGLImageKHR _value_EGLImageKHR(EGLImageKHR h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.EGLImageKHR _value_EGLImageKHR(EGLImageKHR o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7144,8 +7144,8 @@ cdef class EGLStreamKHR:
         return <uintptr_t>_value_EGLStreamKHR(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_EGLStreamKHR(self)
 
     def __eq__(self, other):
@@ -7160,18 +7160,18 @@ cdef class EGLStreamKHR:
         return f"<EGLStreamKHR {<uintptr_t>_value_EGLStreamKHR(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a EGLStreamKHR*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a EGLStreamKHR*."""
         return <uintptr_t>_where_EGLStreamKHR(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.EGLStreamKHR* _where_EGLStreamKHR(EGLStreamKHR h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.EGLStreamKHR* _where_EGLStreamKHR(EGLStreamKHR o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.EGLStreamKHR _value_EGLStreamKHR(EGLStreamKHR h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.EGLStreamKHR _value_EGLStreamKHR(EGLStreamKHR o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7241,8 +7241,8 @@ cdef class EGLSyncKHR:
         return <uintptr_t>_value_EGLSyncKHR(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_EGLSyncKHR(self)
 
     def __eq__(self, other):
@@ -7257,18 +7257,18 @@ cdef class EGLSyncKHR:
         return f"<EGLSyncKHR {<uintptr_t>_value_EGLSyncKHR(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a EGLSyncKHR*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a EGLSyncKHR*."""
         return <uintptr_t>_where_EGLSyncKHR(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.EGLSyncKHR* _where_EGLSyncKHR(EGLSyncKHR h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.EGLSyncKHR* _where_EGLSyncKHR(EGLSyncKHR o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.EGLSyncKHR _value_EGLSyncKHR(EGLSyncKHR h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.EGLSyncKHR _value_EGLSyncKHR(EGLSyncKHR o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7338,8 +7338,8 @@ cdef class VdpGetProcAddress:
         return <uintptr_t>_value_VdpGetProcAddress(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_VdpGetProcAddress(self)
 
     def __eq__(self, other):
@@ -7354,18 +7354,18 @@ cdef class VdpGetProcAddress:
         return f"<VdpGetProcAddress {<uintptr_t>_value_VdpGetProcAddress(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a VdpGetProcAddress*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a VdpGetProcAddress*."""
         return <uintptr_t>_where_VdpGetProcAddress(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.VdpGetProcAddress* _where_VdpGetProcAddress(VdpGetProcAddress h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.VdpGetProcAddress* _where_VdpGetProcAddress(VdpGetProcAddress o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.VdpGetProcAddress _value_VdpGetProcAddress(VdpGetProcAddress h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.VdpGetProcAddress _value_VdpGetProcAddress(VdpGetProcAddress o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7439,8 +7439,8 @@ cdef class cudaHostFn_t:
         return <uintptr_t>_value_cudaHostFn_t(self)
 
     def __index__(self):
-        # The address: passes wherever a function pointer or an address is
-        # taken (another module's class of the same C type too).
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaHostFn_t(self)
 
     def __eq__(self, other):
@@ -7455,18 +7455,18 @@ cdef class cudaHostFn_t:
         return f"<cudaHostFn_t {<uintptr_t>_value_cudaHostFn_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer (the _ptr it was made with), for C taking a cudaHostFn_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaHostFn_t*."""
         return <uintptr_t>_where_cudaHostFn_t(self)
 
 
-# Where the function pointer is: in the object, or at the address it was
-# made with (_ref, NULL otherwise).
-cdef inline c.cudaHostFn_t* _where_cudaHostFn_t(cudaHostFn_t f) noexcept:
-    return &f._ptr if f._ref == NULL else f._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaHostFn_t* _where_cudaHostFn_t(cudaHostFn_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaHostFn_t _value_cudaHostFn_t(cudaHostFn_t f) noexcept:
-    return f._ptr if f._ref == NULL else f._ref[0]
+cdef inline c.cudaHostFn_t _value_cudaHostFn_t(cudaHostFn_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 cdef inline void* _as_cudaHostFn_t(object o, const char* name) except? NULL:
@@ -7505,8 +7505,8 @@ cdef class cudaAsyncCallback:
         return <uintptr_t>_value_cudaAsyncCallback(self)
 
     def __index__(self):
-        # The address: passes wherever a function pointer or an address is
-        # taken (another module's class of the same C type too).
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaAsyncCallback(self)
 
     def __eq__(self, other):
@@ -7521,18 +7521,18 @@ cdef class cudaAsyncCallback:
         return f"<cudaAsyncCallback {<uintptr_t>_value_cudaAsyncCallback(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer (the _ptr it was made with), for C taking a cudaAsyncCallback*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaAsyncCallback*."""
         return <uintptr_t>_where_cudaAsyncCallback(self)
 
 
-# Where the function pointer is: in the object, or at the address it was
-# made with (_ref, NULL otherwise).
-cdef inline c.cudaAsyncCallback* _where_cudaAsyncCallback(cudaAsyncCallback f) noexcept:
-    return &f._ptr if f._ref == NULL else f._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaAsyncCallback* _where_cudaAsyncCallback(cudaAsyncCallback o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaAsyncCallback _value_cudaAsyncCallback(cudaAsyncCallback f) noexcept:
-    return f._ptr if f._ref == NULL else f._ref[0]
+cdef inline c.cudaAsyncCallback _value_cudaAsyncCallback(cudaAsyncCallback o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 cdef inline void* _as_cudaAsyncCallback(object o, const char* name) except? NULL:
@@ -7573,8 +7573,8 @@ cdef class cudaStreamCallback_t:
         return <uintptr_t>_value_cudaStreamCallback_t(self)
 
     def __index__(self):
-        # The address: passes wherever a function pointer or an address is
-        # taken (another module's class of the same C type too).
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaStreamCallback_t(self)
 
     def __eq__(self, other):
@@ -7589,18 +7589,18 @@ cdef class cudaStreamCallback_t:
         return f"<cudaStreamCallback_t {<uintptr_t>_value_cudaStreamCallback_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer (the _ptr it was made with), for C taking a cudaStreamCallback_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaStreamCallback_t*."""
         return <uintptr_t>_where_cudaStreamCallback_t(self)
 
 
-# Where the function pointer is: in the object, or at the address it was
-# made with (_ref, NULL otherwise).
-cdef inline c.cudaStreamCallback_t* _where_cudaStreamCallback_t(cudaStreamCallback_t f) noexcept:
-    return &f._ptr if f._ref == NULL else f._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaStreamCallback_t* _where_cudaStreamCallback_t(cudaStreamCallback_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaStreamCallback_t _value_cudaStreamCallback_t(cudaStreamCallback_t f) noexcept:
-    return f._ptr if f._ref == NULL else f._ref[0]
+cdef inline c.cudaStreamCallback_t _value_cudaStreamCallback_t(cudaStreamCallback_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 cdef inline void* _as_cudaStreamCallback_t(object o, const char* name) except? NULL:
@@ -7641,8 +7641,8 @@ cdef class cudaLogsCallback_t:
         return <uintptr_t>_value_cudaLogsCallback_t(self)
 
     def __index__(self):
-        # The address: passes wherever a function pointer or an address is
-        # taken (another module's class of the same C type too).
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_cudaLogsCallback_t(self)
 
     def __eq__(self, other):
@@ -7657,18 +7657,18 @@ cdef class cudaLogsCallback_t:
         return f"<cudaLogsCallback_t {<uintptr_t>_value_cudaLogsCallback_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer (the _ptr it was made with), for C taking a cudaLogsCallback_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaLogsCallback_t*."""
         return <uintptr_t>_where_cudaLogsCallback_t(self)
 
 
-# Where the function pointer is: in the object, or at the address it was
-# made with (_ref, NULL otherwise).
-cdef inline c.cudaLogsCallback_t* _where_cudaLogsCallback_t(cudaLogsCallback_t f) noexcept:
-    return &f._ptr if f._ref == NULL else f._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.cudaLogsCallback_t* _where_cudaLogsCallback_t(cudaLogsCallback_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.cudaLogsCallback_t _value_cudaLogsCallback_t(cudaLogsCallback_t f) noexcept:
-    return f._ptr if f._ref == NULL else f._ref[0]
+cdef inline c.cudaLogsCallback_t _value_cudaLogsCallback_t(cudaLogsCallback_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 cdef inline void* _as_cudaLogsCallback_t(object o, const char* name) except? NULL:

@@ -589,8 +589,8 @@ cdef class CUfileHandle_t:
         return <uintptr_t>_value_CUfileHandle_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUfileHandle_t(self)
 
     def __eq__(self, other):
@@ -605,18 +605,18 @@ cdef class CUfileHandle_t:
         return f"<CUfileHandle_t {<uintptr_t>_value_CUfileHandle_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUfileHandle_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUfileHandle_t*."""
         return <uintptr_t>_where_CUfileHandle_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUfileHandle_t* _where_CUfileHandle_t(CUfileHandle_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUfileHandle_t* _where_CUfileHandle_t(CUfileHandle_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUfileHandle_t _value_CUfileHandle_t(CUfileHandle_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUfileHandle_t _value_CUfileHandle_t(CUfileHandle_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -686,8 +686,8 @@ cdef class CUfileBatchHandle_t:
         return <uintptr_t>_value_CUfileBatchHandle_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUfileBatchHandle_t(self)
 
     def __eq__(self, other):
@@ -702,18 +702,18 @@ cdef class CUfileBatchHandle_t:
         return f"<CUfileBatchHandle_t {<uintptr_t>_value_CUfileBatchHandle_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUfileBatchHandle_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUfileBatchHandle_t*."""
         return <uintptr_t>_where_CUfileBatchHandle_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUfileBatchHandle_t* _where_CUfileBatchHandle_t(CUfileBatchHandle_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUfileBatchHandle_t* _where_CUfileBatchHandle_t(CUfileBatchHandle_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUfileBatchHandle_t _value_CUfileBatchHandle_t(CUfileBatchHandle_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUfileBatchHandle_t _value_CUfileBatchHandle_t(CUfileBatchHandle_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -783,8 +783,8 @@ cdef class CUstream:
         return <uintptr_t>_value_CUstream(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_CUstream(self)
 
     def __eq__(self, other):
@@ -799,18 +799,18 @@ cdef class CUstream:
         return f"<CUstream {<uintptr_t>_value_CUstream(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUstream*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUstream*."""
         return <uintptr_t>_where_CUstream(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.CUstream* _where_CUstream(CUstream h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.CUstream* _where_CUstream(CUstream o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.CUstream _value_CUstream(CUstream h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.CUstream _value_CUstream(CUstream o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the

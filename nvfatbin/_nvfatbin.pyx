@@ -110,8 +110,8 @@ cdef class nvFatbinHandle:
         return <uintptr_t>_value_nvFatbinHandle(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_nvFatbinHandle(self)
 
     def __eq__(self, other):
@@ -126,18 +126,18 @@ cdef class nvFatbinHandle:
         return f"<nvFatbinHandle {<uintptr_t>_value_nvFatbinHandle(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a nvFatbinHandle*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a nvFatbinHandle*."""
         return <uintptr_t>_where_nvFatbinHandle(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.nvFatbinHandle* _where_nvFatbinHandle(nvFatbinHandle h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.nvFatbinHandle* _where_nvFatbinHandle(nvFatbinHandle o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.nvFatbinHandle _value_nvFatbinHandle(nvFatbinHandle h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.nvFatbinHandle _value_nvFatbinHandle(nvFatbinHandle o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the

@@ -150,8 +150,8 @@ cdef class nvJitLinkHandle:
         return <uintptr_t>_value_nvJitLinkHandle(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_nvJitLinkHandle(self)
 
     def __eq__(self, other):
@@ -166,18 +166,18 @@ cdef class nvJitLinkHandle:
         return f"<nvJitLinkHandle {<uintptr_t>_value_nvJitLinkHandle(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a nvJitLinkHandle*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a nvJitLinkHandle*."""
         return <uintptr_t>_where_nvJitLinkHandle(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.nvJitLinkHandle* _where_nvJitLinkHandle(nvJitLinkHandle h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.nvJitLinkHandle* _where_nvJitLinkHandle(nvJitLinkHandle o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.nvJitLinkHandle _value_nvJitLinkHandle(nvJitLinkHandle h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.nvJitLinkHandle _value_nvJitLinkHandle(nvJitLinkHandle o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the

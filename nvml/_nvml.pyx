@@ -2811,8 +2811,8 @@ cdef class nvmlDevice_t:
         return <uintptr_t>_value_nvmlDevice_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_nvmlDevice_t(self)
 
     def __eq__(self, other):
@@ -2827,18 +2827,18 @@ cdef class nvmlDevice_t:
         return f"<nvmlDevice_t {<uintptr_t>_value_nvmlDevice_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a nvmlDevice_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a nvmlDevice_t*."""
         return <uintptr_t>_where_nvmlDevice_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.nvmlDevice_t* _where_nvmlDevice_t(nvmlDevice_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.nvmlDevice_t* _where_nvmlDevice_t(nvmlDevice_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.nvmlDevice_t _value_nvmlDevice_t(nvmlDevice_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.nvmlDevice_t _value_nvmlDevice_t(nvmlDevice_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -2908,8 +2908,8 @@ cdef class nvmlGpuInstance_t:
         return <uintptr_t>_value_nvmlGpuInstance_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_nvmlGpuInstance_t(self)
 
     def __eq__(self, other):
@@ -2924,18 +2924,18 @@ cdef class nvmlGpuInstance_t:
         return f"<nvmlGpuInstance_t {<uintptr_t>_value_nvmlGpuInstance_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a nvmlGpuInstance_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a nvmlGpuInstance_t*."""
         return <uintptr_t>_where_nvmlGpuInstance_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.nvmlGpuInstance_t* _where_nvmlGpuInstance_t(nvmlGpuInstance_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.nvmlGpuInstance_t* _where_nvmlGpuInstance_t(nvmlGpuInstance_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.nvmlGpuInstance_t _value_nvmlGpuInstance_t(nvmlGpuInstance_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.nvmlGpuInstance_t _value_nvmlGpuInstance_t(nvmlGpuInstance_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -3010,8 +3010,8 @@ cdef class nvmlUnit_t:
         return <uintptr_t>_value_nvmlUnit_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_nvmlUnit_t(self)
 
     def __eq__(self, other):
@@ -3026,18 +3026,18 @@ cdef class nvmlUnit_t:
         return f"<nvmlUnit_t {<uintptr_t>_value_nvmlUnit_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a nvmlUnit_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a nvmlUnit_t*."""
         return <uintptr_t>_where_nvmlUnit_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.nvmlUnit_t* _where_nvmlUnit_t(nvmlUnit_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.nvmlUnit_t* _where_nvmlUnit_t(nvmlUnit_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.nvmlUnit_t _value_nvmlUnit_t(nvmlUnit_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.nvmlUnit_t _value_nvmlUnit_t(nvmlUnit_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -3109,8 +3109,8 @@ cdef class nvmlEventSet_t:
         return <uintptr_t>_value_nvmlEventSet_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_nvmlEventSet_t(self)
 
     def __eq__(self, other):
@@ -3125,18 +3125,18 @@ cdef class nvmlEventSet_t:
         return f"<nvmlEventSet_t {<uintptr_t>_value_nvmlEventSet_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a nvmlEventSet_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a nvmlEventSet_t*."""
         return <uintptr_t>_where_nvmlEventSet_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.nvmlEventSet_t* _where_nvmlEventSet_t(nvmlEventSet_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.nvmlEventSet_t* _where_nvmlEventSet_t(nvmlEventSet_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.nvmlEventSet_t _value_nvmlEventSet_t(nvmlEventSet_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.nvmlEventSet_t _value_nvmlEventSet_t(nvmlEventSet_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -3208,8 +3208,8 @@ cdef class nvmlSystemEventSet_t:
         return <uintptr_t>_value_nvmlSystemEventSet_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_nvmlSystemEventSet_t(self)
 
     def __eq__(self, other):
@@ -3224,18 +3224,18 @@ cdef class nvmlSystemEventSet_t:
         return f"<nvmlSystemEventSet_t {<uintptr_t>_value_nvmlSystemEventSet_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a nvmlSystemEventSet_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a nvmlSystemEventSet_t*."""
         return <uintptr_t>_where_nvmlSystemEventSet_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.nvmlSystemEventSet_t* _where_nvmlSystemEventSet_t(nvmlSystemEventSet_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.nvmlSystemEventSet_t* _where_nvmlSystemEventSet_t(nvmlSystemEventSet_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.nvmlSystemEventSet_t _value_nvmlSystemEventSet_t(nvmlSystemEventSet_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.nvmlSystemEventSet_t _value_nvmlSystemEventSet_t(nvmlSystemEventSet_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -3305,8 +3305,8 @@ cdef class nvmlComputeInstance_t:
         return <uintptr_t>_value_nvmlComputeInstance_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_nvmlComputeInstance_t(self)
 
     def __eq__(self, other):
@@ -3321,18 +3321,18 @@ cdef class nvmlComputeInstance_t:
         return f"<nvmlComputeInstance_t {<uintptr_t>_value_nvmlComputeInstance_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a nvmlComputeInstance_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a nvmlComputeInstance_t*."""
         return <uintptr_t>_where_nvmlComputeInstance_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.nvmlComputeInstance_t* _where_nvmlComputeInstance_t(nvmlComputeInstance_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.nvmlComputeInstance_t* _where_nvmlComputeInstance_t(nvmlComputeInstance_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.nvmlComputeInstance_t _value_nvmlComputeInstance_t(nvmlComputeInstance_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.nvmlComputeInstance_t _value_nvmlComputeInstance_t(nvmlComputeInstance_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -3404,8 +3404,8 @@ cdef class nvmlGpmSample_t:
         return <uintptr_t>_value_nvmlGpmSample_t(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_nvmlGpmSample_t(self)
 
     def __eq__(self, other):
@@ -3420,18 +3420,18 @@ cdef class nvmlGpmSample_t:
         return f"<nvmlGpmSample_t {<uintptr_t>_value_nvmlGpmSample_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a nvmlGpmSample_t*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a nvmlGpmSample_t*."""
         return <uintptr_t>_where_nvmlGpmSample_t(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.nvmlGpmSample_t* _where_nvmlGpmSample_t(nvmlGpmSample_t h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.nvmlGpmSample_t* _where_nvmlGpmSample_t(nvmlGpmSample_t o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.nvmlGpmSample_t _value_nvmlGpmSample_t(nvmlGpmSample_t h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.nvmlGpmSample_t _value_nvmlGpmSample_t(nvmlGpmSample_t o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the

@@ -111,8 +111,8 @@ cdef class nvrtcProgram:
         return <uintptr_t>_value_nvrtcProgram(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_nvrtcProgram(self)
 
     def __eq__(self, other):
@@ -127,18 +127,18 @@ cdef class nvrtcProgram:
         return f"<nvrtcProgram {<uintptr_t>_value_nvrtcProgram(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a nvrtcProgram*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a nvrtcProgram*."""
         return <uintptr_t>_where_nvrtcProgram(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.nvrtcProgram* _where_nvrtcProgram(nvrtcProgram h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.nvrtcProgram* _where_nvrtcProgram(nvrtcProgram o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.nvrtcProgram _value_nvrtcProgram(nvrtcProgram h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.nvrtcProgram _value_nvrtcProgram(nvrtcProgram o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the

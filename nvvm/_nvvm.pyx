@@ -102,8 +102,8 @@ cdef class nvvmProgram:
         return <uintptr_t>_value_nvvmProgram(self)
 
     def __index__(self):
-        # The address: hex(h) works, and a handle passes wherever its C type
-        # or an address is taken, a driver handle for a runtime one too.
+        # The address: hex(x) works, and the object passes wherever its C type
+        # or an address is taken (another module's class of the same C type too).
         return <uintptr_t>_value_nvvmProgram(self)
 
     def __eq__(self, other):
@@ -118,18 +118,18 @@ cdef class nvvmProgram:
         return f"<nvvmProgram {<uintptr_t>_value_nvvmProgram(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle (the _ptr it was made with), for C functions taking a nvvmProgram*."""
+        """The address of the stored value (the _ptr it was made with), for C functions taking a nvvmProgram*."""
         return <uintptr_t>_where_nvvmProgram(self)
 
 
-# Where a handle's value is: in the object, or at the address it was made
-# with (_ref, NULL otherwise; a recycled object starts zeroed).
-cdef inline c.nvvmProgram* _where_nvvmProgram(nvvmProgram h) noexcept:
-    return &h._ptr if h._ref == NULL else h._ref
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise).
+cdef inline c.nvvmProgram* _where_nvvmProgram(nvvmProgram o) noexcept:
+    return &o._ptr if o._ref == NULL else o._ref
 
 
-cdef inline c.nvvmProgram _value_nvvmProgram(nvvmProgram h) noexcept:
-    return h._ptr if h._ref == NULL else h._ref[0]
+cdef inline c.nvvmProgram _value_nvvmProgram(nvvmProgram o) noexcept:
+    return o._ptr if o._ref == NULL else o._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the

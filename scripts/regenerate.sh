@@ -26,5 +26,5 @@ if [ ${#includes[@]} -eq 0 ]; then
   mapfile -t includes <<<"$found"
 fi
 for spec in "$ROOT"/bindings/*.toml; do
-  "$gen" --spec "$spec" "${includes[@]}" --templates "$ROOT/templates" --out "$out" "${report[@]}"
+  "$gen" --spec "$spec" "${includes[@]}" --templates "$ROOT/generator/templates" --out "$out" "${report[@]}"
 done

@@ -20,7 +20,7 @@ namespace {
 struct Options {
   std::string spec;
   std::vector<std::string> include_dirs;
-  std::string templates = "templates";
+  std::string templates = "generator/templates";  // from the repository root
   std::string out;
   std::string fragments;
   bool dump_model = false;

@@ -26,6 +26,6 @@ for case in "$@"; do
     echo "accept-goldens: no case $case (expected $here/cases/$case/spec.toml)" >&2
     exit 1
   fi
-  cmake -DGEN="$gen" -DCASE="$here/cases/$case" -DTEMPLATES="$root/templates" \
+  cmake -DGEN="$gen" -DCASE="$here/cases/$case" -DTEMPLATES="$root/generator/templates" \
         -DWORK="$work/$case" -DACCEPT=ON -P "$here/run_case.cmake"
 done

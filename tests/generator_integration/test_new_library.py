@@ -116,7 +116,7 @@ def _run(args, tree, **env):
 
 def test_one_spec_file_binds_a_library(library):
     generated = _run([str(GENERATOR), "--spec", str(library / "bindings" / "tiny.toml"), "-I", str(library),
-                      "--templates", str(ROOT / "templates"), "--out", str(library)], library)
+                      "--templates", str(ROOT / "generator" / "templates"), "--out", str(library)], library)
     assert generated.returncode == 0, generated.stderr
     made = sorted(p.name for p in (library / "tiny").iterdir())
     assert made == ["__init__.py", "__init__.pyi", "_tiny.pxd", "_tiny.pyx", "ctiny.pxd", "ctiny.pyx", "py.typed"]

@@ -21,7 +21,7 @@ DOCS = ["README.md", "ARCHITECTURE.md", "CONTRIBUTING.md", "CHANGELOG.md", "docs
         "docs/pythonic_array.md", "docs/API.md", "docs/bindings.md", "bench/README.md", "bench/HISTORY.md",
         "docs/compute.md", "docs/graph.md", "docs/troubleshooting.md", "docs/system.md", "docs/building.md",
         "generator/README.md"]
-PREFIXES = ("tests/", "_cubind/", "cubind/", "examples/", "scripts/", "bench/", "docs/", "generator/", "templates/",
+PREFIXES = ("tests/", "_cubind/", "cubind/", "examples/", "scripts/", "bench/", "docs/", "generator/",
             "bindings/", "seeds/")
 # docs/API.md must stay word for word the project's external contract; its
 # seeds/004_*.txt names the founding documents, kept outside the repository.

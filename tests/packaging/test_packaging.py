@@ -354,4 +354,4 @@ def test_sdist_has_the_sources_and_no_generated_c(tmp_path):
         assert expected in names, expected
     assert not [n for n in names if n.endswith((".c", ".so")) or n.startswith("_cubind/built.")
                 and n.endswith(".json")]
-    assert not [n for n in names if n.startswith(("generator/", "templates/", "build/", "tests/"))]
+    assert not [n for n in names if n.startswith(("generator/", "build/", "tests/"))]

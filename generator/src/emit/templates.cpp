@@ -3,6 +3,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -18,8 +19,10 @@ constexpr const char* kReference = "_ref";  // keys starting with '_' belong to 
 // replaced by its template's name.
 class CheckedContext : public kainjow::mustache::basic_context<std::string> {
  public:
-  CheckedContext(const std::set<std::string>& sections, std::set<std::string>& used, bool references)
-      : sections_(sections), used_(used), references_(references) {}
+  using PartialText = std::function<const std::string&(const std::string&)>;
+  CheckedContext(const std::set<std::string>& sections, std::set<std::string>& used, bool references,
+                 PartialText partial_text)
+      : sections_(sections), used_(used), references_(references), partial_text_(std::move(partial_text)) {}
 
   void push(const Data* data) override { items_.insert(items_.begin(), data); }
   void pop() override { items_.erase(items_.begin()); }
@@ -38,7 +41,10 @@ class CheckedContext : public kainjow::mustache::basic_context<std::string> {
     if (!sections_.count(name)) missing_.insert(name);
     return nullptr;
   }
-  const Data* get_partial(const std::string& name) const override { return get(name); }
+  // `{{> name}}`: the text of partials/<name>.mustache, rendered in this context.
+  const Data* get_partial(const std::string& name) const override {
+    return &temporaries_.emplace_back(partial_text_(name));
+  }
 
   const std::set<std::string>& missing() const { return missing_; }
 
@@ -47,6 +53,7 @@ class CheckedContext : public kainjow::mustache::basic_context<std::string> {
   const std::set<std::string>& sections_;
   std::set<std::string>& used_;
   bool references_;
+  PartialText partial_text_;
   mutable std::set<std::string> missing_;
   mutable std::deque<Data> temporaries_;
 };
@@ -115,6 +122,12 @@ const Templates::Source& Templates::source(const std::string& name) const {
   Source s{buffer.str(), {}};
   static const std::regex section(R"(\{\{\s*[#^]\s*([A-Za-z_][\w.]*)\s*\}\})");
   for (std::sregex_iterator m(s.text.begin(), s.text.end(), section), end; m != end; ++m) s.sections.insert((*m)[1]);
+  // A partial's sections are its includer's too (it renders in that context).
+  static const std::regex partial(R"(\{\{\s*>\s*([\w.]+)\s*\}\})");
+  for (std::sregex_iterator m(s.text.begin(), s.text.end(), partial), end; m != end; ++m) {
+    const Source& included = source(partial_name((*m)[1]));
+    s.sections.insert(included.sections.begin(), included.sections.end());
+  }
   return cache_.emplace(name, std::move(s)).first->second;
 }
 
@@ -125,7 +138,8 @@ std::string Templates::render_with(const std::string& name, const Data& view, co
   // Templates write code, not HTML.
   tmpl.set_custom_escape([](const std::string& s) { return s; });
   if (!tmpl.is_valid()) throw std::runtime_error("template " + name + ": " + tmpl.error_message());
-  CheckedContext ctx(src.sections, used_, references);
+  CheckedContext ctx(src.sections, used_, references,
+                     [this](const std::string& p) -> const std::string& { return source(partial_name(p)).text; });
   for (const Data* p : parents) ctx.push(p);
   ctx.push(&view);
   std::string out = tmpl.render(ctx);

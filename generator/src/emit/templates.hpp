@@ -1,4 +1,4 @@
-// Loads templates by name from the templates/ folder and renders them with
+// Loads templates by name from the generator/templates/ folder and renders them with
 // views, checking the contract between the two: a key a template renders
 // that no view provides is an error, and so is a view key no template uses.
 #pragma once
@@ -76,6 +76,8 @@ class Templates {
     std::set<std::string> sections;  // names used as {{#x}} or {{^x}}
   };
   const Source& source(const std::string& name) const;
+  // A partial `{{> name}}` is partials/<name>.mustache.
+  static std::string partial_name(const std::string& name) { return "partials/" + name; }
   std::string render_logged(const std::string& name, const Data& view, const std::vector<const Data*>& parents,
                             Shape shape, const std::string& label);
   std::string render_with(const std::string& name, const Data& view, const std::vector<const Data*>& parents,

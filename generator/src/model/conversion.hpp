@@ -30,7 +30,7 @@ struct IntRange {
 };
 
 struct Conversion {
-  // The template that converts the value, relative to templates/ without
+  // The template that converts the value, relative to generator/templates/ without
   // ".mustache" ("params/in_integer", "fields/scalar", "results/enum").
   // Empty: no conversion exists and `skip_reason` says why.
   std::string name;

@@ -56,6 +56,21 @@ TEST_F(TemplatesTest, AKeyNoViewProvidesIsAnError) {
   }
 }
 
+TEST_F(TemplatesTest, APartialRendersInItsIncludersContext) {
+  std::filesystem::create_directories(dir_ / "partials");
+  write("partials/shared", "[{{a}}{{#opt}}+{{/opt}}]");
+  write("one", "1{{> shared}}");
+  write("two", "2{{> shared}}");
+  Templates t(dir_.string());
+  View view;
+  view.set("a", "x");
+  // The partial's section `opt` is absent, not missing: false.
+  EXPECT_EQ(t.render("one", view), "1[x]");
+  EXPECT_EQ(t.render("two", view), "2[x]");
+  EXPECT_TRUE(t.defines("one", "opt"));
+  EXPECT_TRUE(t.unused_keys().empty());
+}
+
 TEST_F(TemplatesTest, AbsentSectionsAreFalse) {
   write("t", "{{#opt}}{{opt}}{{/opt}}{{^opt}}none{{/opt}}");
   Templates t(dir_.string());
