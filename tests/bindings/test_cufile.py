@@ -3,9 +3,10 @@ status is the ``err`` of the C ``CUfileError_t`` (a struct returned by value),
 a ``CUfileOpError`` first in every tuple as every module's status; cuda.h's
 types it names (``CUstream``, ``CUresult``) and the platform's (``timespec``);
 without a driver a call is a status, not a crash; the library is found in its
-wheel; the module's type-fuzz; coverage of cufile.h. On a GPU, 1 MiB written
-from device memory to a file and read back into other device memory
-(compatibility mode where the nvidia-fs kernel module is not loaded)."""
+wheel; coverage of cufile.h (the type-fuzz of every package is in
+test_bad_input.py). On a GPU, 1 MiB written from device memory to a file and
+read back into other device memory (compatibility mode where the nvidia-fs
+kernel module is not loaded)."""
 
 import ctypes
 import json
@@ -149,7 +150,7 @@ def test_the_library_is_found_in_the_wheel_and_its_override_is_obeyed(tmp_path):
     assert kind == "LibraryNotFoundError" and "CUBIND_CUFILE_LIBRARY" in message and str(missing) in message
 
 
-# -- coverage and the type-fuzz --------------------------------------------------------------
+# -- coverage ----------------------------------------------------------------------------------
 
 
 # What the generator cannot bind, each for its reason (report.txt's lines).
@@ -181,47 +182,6 @@ def test_every_function_is_bound_or_skipped_with_its_reason():
                  "cuFileBatchIOSetUp", "cuFileBatchIOSubmit", "cuFileBatchIOGetStatus", "cuFileBatchIODestroy",
                  "cuFileStreamRegister"]:  # the statistics (cuFileGetStatsL1...) came with cuFile 1.15
         assert name in re.findall(r"  bound    (\w+)", report), name
-
-
-BAD_VALUES = [object(), float("nan"), 1 << 70, [1 << 70]]
-
-
-def harmless(param):
-    """A value the parameter's conversion takes (no library call needs it)."""
-    name = param["conversion"]["name"]
-    if param["type"].get("kind") == "enum":
-        return next(iter(getattr(cufile, param["type"]["name"])))
-    if name in ("params/in_string",):
-        return b"x"
-    if name in ("params/in_float",):
-        return 0.0
-    return None if name in ("params/in_handle", "params/record_in", "params/array", "params/in_voidptr") else 0
-
-
-def test_every_parameter_refuses_a_wrong_type_naming_itself():
-    # Every input of every bound function given each wrong value while the
-    # others are harmless: a TypeError, ValueError or OverflowError naming
-    # the parameter, raised by the conversion before the library is called.
-    model = json.loads(run_generator("--spec", str(ROOT / "bindings" / "cufile.toml"), "--dump-model"))
-    checked = 0
-    for f in model["functions"]:
-        if "skip_reason" in f:
-            continue
-        inputs = [p for p in f["params"] if p["conversion"].get("input") is not False]
-        for p in inputs:
-            for bad in BAD_VALUES:
-                # An array's count 1, so that its item is converted (a count of
-                # 0 reads none, as in C, and the call would go to the library);
-                # another array of that count one good item.
-                count = p.get("count_param")
-                args = [bad if q is p else 1 if q["name"] == count else [0] if count and q.get("count_param") == count
-                        else harmless(q) for q in inputs]
-                name = p.get("py_name", p["name"])
-                with pytest.raises((TypeError, ValueError, OverflowError)) as raised:
-                    getattr(cufile, f["name"])(*args)
-                assert str(raised.value).startswith(name), (f["name"], name, bad, str(raised.value))
-                checked += 1
-    assert checked >= 4 * 40, checked  # 184 values for cuFile 1.14 (CUDA 12.9), 200 and more for 1.15
 
 
 # -- on a GPU: 1 MiB through a file and back ---------------------------------------------------
