@@ -1,6 +1,6 @@
 """Other libraries' device arrays as kernel arguments: CuPy's, PyTorch's and
 any ``__cuda_array_interface__`` object, by stand-ins of their shape (the
-libraries themselves are tried on a GPU in test_pythonic_core.py).
+libraries themselves are tried on a GPU in test_launch_foreign_gpu.py).
 
 Each array type's way to its pointer is learned once (args.POINTER_GETTERS);
 the launch path (launch.pyx) then reads the pointer of each object in C,
