@@ -28,20 +28,20 @@ Built on ``import cubind``'s public objects only (and the 1:1 ``cuda``
 module for pinned host memory); ``docs/graph.md`` maps GXF's concepts to it.
 """
 
-from .app import load, loads
-from .clock import Clock, ManualClock, RealtimeClock
-from .codelet import Codelet
-from .component import Component
-from .entity import Entity
-from .errors import CodeletError, GraphError, ParameterError
-from .graph import Connection, Graph
-from .message import Message, Tensor, TensorDescription, Timestamp
-from .parameters import Parameter, Ref
-from .queues import DoubleBufferReceiver, DoubleBufferTransmitter, QueueFullError, Receiver, Transmitter
-from .resident import GPUResidentChain, ResidentChain
-from .resources import Allocator, BlockMemoryPool, CudaStreamPool, UnboundedAllocator
-from .scheduler import GreedyScheduler, MultiThreadScheduler, RunResult, Scheduler
-from .terms import (
+from .apps.loader import load, loads
+from .model.clock import Clock, ManualClock, RealtimeClock
+from .model.codelet import Codelet
+from .model.component import Component
+from .model.entity import Entity
+from .model.errors import CodeletError, GraphError, ParameterError
+from .model.message import Message, Tensor, TensorDescription, Timestamp
+from .model.parameters import Parameter, Ref
+from .model.queues import DoubleBufferReceiver, DoubleBufferTransmitter, QueueFullError, Receiver, Transmitter
+from .model.resources import Allocator, BlockMemoryPool, CudaStreamPool, UnboundedAllocator
+from .scheduling.graph import Connection, Graph
+from .scheduling.resident import GPUResidentChain, ResidentChain
+from .scheduling.scheduler import GreedyScheduler, MultiThreadScheduler, RunResult, Scheduler
+from .scheduling.terms import (
     BooleanSchedulingTerm,
     CountSchedulingTerm,
     DownstreamReceptiveSchedulingTerm,
@@ -50,7 +50,7 @@ from .terms import (
     SchedulingTerm,
     TargetTimeSchedulingTerm,
 )
-from .ucx import (
+from .ucx.components import (
     UcxComponentSerializer,
     UcxContext,
     UcxEntitySerializer,

@@ -16,11 +16,11 @@ import signal
 import sys
 import traceback
 
-from .app import gpu_needs, load
-from .errors import CodeletError, GraphError
-from .scheduler import GreedyScheduler, MultiThreadScheduler
-from .ucx_transport import UcxError
-from .wire import WireError
+from .apps.loader import gpu_needs, load
+from .model.errors import CodeletError, GraphError
+from .scheduling.scheduler import GreedyScheduler, MultiThreadScheduler
+from .ucx.transport import UcxError
+from .ucx.wire import WireError
 
 
 def _arguments(argv):

@@ -439,7 +439,7 @@ def test_the_lines_of_declared_codelets_are_found():
     g = _line("a", "b", "c", "d", "e", declared=("b", "c", "e"))
     assert g.gpu_resident() is None
     g.finalize()
-    from cubind.graph.resident import declared_lines
+    from cubind.graph.scheduling.resident import declared_lines
 
     assert declared_lines(g) == [["b", "c"], ["e"]]
     assert declared_lines(g, taken={"c"}) == [["b"], ["e"]]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from cubind.graph.wire import PROTOCOL
+from cubind.graph.ucx.wire import PROTOCOL
 from tests._toolkit import pythonpath
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,8 +68,9 @@ def finish(proc, timeout=60):
     return proc.returncode, out, err
 
 
-def launch(*parts, params=(), timeout=120, grace=10):
-    command = [sys.executable, "-m", "cubind.graph.launch", *(str(PARTS / p) for p in parts), "--grace", str(grace)]
+def run_processes(*parts, params=(), timeout=120, grace=10):
+    command = [sys.executable, "-m", "cubind.graph.apps.processes", *(str(PARTS / p) for p in parts),
+               "--grace", str(grace)]
     for p in params:
         command += ["--param", p]
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env(), timeout=timeout)
@@ -108,7 +109,7 @@ def test_the_ping_pair_in_two_processes_passes_every_message_counted_on_both_sid
 
 def test_the_stream_app_in_two_processes_verifies_every_pair():
     p1, p2 = free_port(), free_port()
-    code, out, err = launch("stream_generator.yaml", "stream_verifier.yaml", params=[
+    code, out, err = run_processes("stream_generator.yaml", "stream_verifier.yaml", params=[
         "source/generator/storage=host", f"source/host_out/port={p1}", f"source/device_out/port={p2}",
         f"verifier/first/port={p1}", f"verifier/second/port={p2}"])
     assert code == 0, out + err
@@ -120,7 +121,7 @@ def test_the_stream_app_in_two_processes_verifies_every_pair():
 
 def test_the_stream_app_in_three_processes_verifies_every_pair_through_the_relay():
     p1, p2, p3 = free_port(), free_port(), free_port()
-    code, out, err = launch("stream_generator.yaml", "stream_relay.yaml", "stream_verifier.yaml", params=[
+    code, out, err = run_processes("stream_generator.yaml", "stream_relay.yaml", "stream_verifier.yaml", params=[
         "source/generator/storage=host", f"source/host_out/port={p1}", f"source/device_out/port={p2}",
         f"relay/input/port={p2}", f"relay/output/port={p3}", f"verifier/first/port={p1}",
         f"verifier/second/port={p3}"])
@@ -133,7 +134,7 @@ def test_the_stream_app_in_three_processes_verifies_every_pair_through_the_relay
 
 def test_the_saxpy_pipeline_in_two_processes_on_host_tensors_verifies_every_pair():
     p1, p2 = free_port(), free_port()
-    code, out, err = launch("stream_generator.yaml", "saxpy_stages.yaml", params=[
+    code, out, err = run_processes("stream_generator.yaml", "saxpy_stages.yaml", params=[
         "source/generator/storage=host", f"source/host_out/port={p1}", f"source/device_out/port={p2}",
         f"host_saxpy/input/port={p1}", f"device_saxpy/input/port={p2}"])
     assert code == 0, out + err
@@ -187,7 +188,7 @@ def test_sigterm_ends_a_part_waiting_for_its_peer():
 def test_the_launcher_stops_the_other_parts_when_one_fails():
     port = free_port()
     started = time.monotonic()
-    code, out, err = launch("ping_rx.yaml", "ping_tx.yaml", grace=1, params=[
+    code, out, err = run_processes("ping_rx.yaml", "ping_tx.yaml", grace=1, params=[
         f"rx/signal/port={port}", f"tx/signal/port={port}", "tx/nothing/count=1"])
     assert code != 0
     assert "[ping_tx] error: --param tx/nothing/count: entity 'tx' has no component 'nothing'" in out, out
@@ -195,7 +196,7 @@ def test_the_launcher_stops_the_other_parts_when_one_fails():
 
 
 def test_the_launcher_refuses_a_param_no_part_can_take():
-    code, out, err = launch("ping_rx.yaml", "ping_tx.yaml", params=["nobody/signal/port=1"])
+    code, out, err = run_processes("ping_rx.yaml", "ping_tx.yaml", params=["nobody/signal/port=1"])
     assert code == 2 and "no part has an entity 'nobody'" in err
 
 

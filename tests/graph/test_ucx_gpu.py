@@ -43,7 +43,7 @@ def free_port():
 
 def test_the_saxpy_pipeline_in_two_processes_moves_1_mib_device_tensors_by_cuda_ipc():
     p1, p2 = free_port(), free_port()
-    command = [sys.executable, "-m", "cubind.graph.launch", str(PARTS / "stream_generator.yaml"),
+    command = [sys.executable, "-m", "cubind.graph.apps.processes", str(PARTS / "stream_generator.yaml"),
                str(PARTS / "saxpy_stages.yaml")]
     for p in ("source/generator/shape=[512, 512]", f"source/host_out/port={p1}",
               f"source/device_out/port={p2}", f"host_saxpy/input/port={p1}", f"device_saxpy/input/port={p2}"):

@@ -1,4 +1,4 @@
-"""What of a message crosses a process (``cubind.graph.wire``), and a UCX
+"""What of a message crosses a process (``cubind.graph.ucx.wire``), and a UCX
 queue's semantics seen from one process holding both ends (a UcxTransmitter
 connected to a UcxReceiver of the same graph, over 127.0.0.1): contents
 exact, the remote capacity seen by ``DownstreamReceptiveSchedulingTerm``,
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from cubind import graph as gx
-from cubind.graph import ucx_transport, wire
+from cubind.graph.ucx import transport, wire
 from tests._toolkit import pythonpath
 
 DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.int64, np.float16, np.float32, np.float64, np.complex64,
@@ -119,13 +119,13 @@ def test_a_header_that_cannot_be_decoded_names_where_it_arrived(raw, why):
     assert why in str(info.value)
 
 
-@pytest.mark.parametrize("size", [0, 17, ucx_transport.NOTE_FRAME - 8, ucx_transport.NOTE_FRAME - 7,
-                                  3 * ucx_transport.NOTE_FRAME + 5])
+@pytest.mark.parametrize("size", [0, 17, transport.NOTE_FRAME - 8, transport.NOTE_FRAME - 7,
+                                  3 * transport.NOTE_FRAME + 5])
 def test_a_note_is_one_ucx_message_where_it_fits_its_frame_and_two_past_it(size):
     data = (bytes(range(256)) * (size // 256 + 1))[:size]
-    frames = ucx_transport.note_frames(data)
-    assert len(frames) == (1 if size <= ucx_transport.NOTE_FRAME - 8 else 2)
-    assert len(frames[0]) <= ucx_transport.NOTE_FRAME  # what the receiver's first buffer holds
+    frames = transport.note_frames(data)
+    assert len(frames) == (1 if size <= transport.NOTE_FRAME - 8 else 2)
+    assert len(frames[0]) <= transport.NOTE_FRAME  # what the receiver's first buffer holds
     assert struct.unpack_from("<Q", frames[0])[0] == size
     assert bytes(frames[0][8:]) + b"".join(bytes(f) for f in frames[1:]) == data
 
@@ -142,14 +142,14 @@ class FakeReady:
 
 def test_a_device_message_waits_for_its_producer_off_the_loop_only_while_its_event_is_pending(monkeypatch):
     waited = []
-    monkeypatch.setattr(ucx_transport, "_wait_event",
+    monkeypatch.setattr(transport, "_wait_event",
                         lambda event, ordinal: waited.append((event, ordinal, threading.current_thread())))
     done, pending = FakeReady(True), FakeReady(False)
 
     async def send_both():
         loop = asyncio.get_running_loop()
-        await ucx_transport.after_producer(loop, done, 0)
-        await ucx_transport.after_producer(loop, pending, 1)
+        await transport.after_producer(loop, done, 0)
+        await transport.after_producer(loop, pending, 1)
 
     asyncio.run(send_both())
     assert [(event, ordinal) for event, ordinal, _ in waited] == [(pending, 1)]
@@ -173,7 +173,7 @@ class ByHandEngine:
 
 def test_a_handoff_wakes_the_loop_once_per_batch_and_keeps_the_order():
     engine, queue = ByHandEngine(), asyncio.Queue()
-    handoff = ucx_transport.Handoff(engine, queue)
+    handoff = transport.Handoff(engine, queue)
     for i in range(5):
         handoff.put(i)
     assert len(engine.calls) == 1  # one wake for the five
@@ -191,7 +191,7 @@ def test_a_handoff_from_many_threads_delivers_each_threads_items_in_order_and_no
     try:
         queue = asyncio.Queue()
         engine = type("Engine", (), {"soon": staticmethod(loop.call_soon_threadsafe)})
-        handoff = ucx_transport.Handoff(engine, queue)
+        handoff = transport.Handoff(engine, queue)
         putters = [threading.Thread(target=lambda k=k: [handoff.put((k, i)) for i in range(5000)]) for k in range(4)]
         for t in putters:
             t.start()
@@ -281,7 +281,7 @@ class ManyPartsSource(gx.Codelet):
         m.add_tensor("large", np.full(256 << 10, n % 251, np.uint8))
         m.add("n", n)
         if n % 3 == 0:
-            m.add("text", f"{n:04d}" * ucx_transport.NOTE_FRAME)
+            m.add("text", f"{n:04d}" * transport.NOTE_FRAME)
         self.tx("out").publish(m)
 
 
@@ -293,7 +293,7 @@ def test_a_messages_header_and_tensors_cross_whole_and_in_order_past_a_notes_fra
         assert np.array_equal(m.tensor("small").data, np.full(3, n, np.float32))
         assert m.tensor("empty").shape == (0,)
         assert np.array_equal(m.tensor("large").data, np.full(256 << 10, n % 251, np.uint8))
-        assert m.get("text", None) == (f"{n:04d}" * ucx_transport.NOTE_FRAME if n % 3 == 0 else None)
+        assert m.get("text", None) == (f"{n:04d}" * transport.NOTE_FRAME if n % 3 == 0 else None)
     assert result.messages["b/in"]["received"] == 30
 
 def test_the_downstream_receptive_term_sees_the_remote_queues_room(ucxx_needed):
@@ -479,7 +479,7 @@ def test_pool_memory_is_staged_into_reused_blocks_and_other_memory_sent_as_it_is
     bounces each buffer through the host): such a tensor is copied into a
     cuMemAlloc block, which its next message of that shape reuses."""
     import cubind
-    from cubind.graph import ucx_staging
+    from cubind.graph.ucx import staging as ucx_staging
 
     pooled = []
     monkeypatch.setattr(ucx_staging, "from_a_pool", lambda a: any(a is p for p in pooled))
@@ -504,7 +504,7 @@ def test_pool_memory_is_staged_into_reused_blocks_and_other_memory_sent_as_it_is
 @pytest.mark.gpu
 def test_the_driver_tells_pool_memory_from_cumemalloc_memory():
     import cubind
-    from cubind.graph.ucx_staging import from_a_pool
+    from cubind.graph.ucx.staging import from_a_pool
 
     stream = cubind.Stream(non_blocking=True)
     assert from_a_pool(cubind.empty(1024, np.uint8, stream=stream))
@@ -512,8 +512,8 @@ def test_the_driver_tells_pool_memory_from_cumemalloc_memory():
 
 
 def test_the_transport_of_a_host_only_app_does_not_load_the_driver_module():
-    # The device copies (ucx_staging) import the 1:1 driver module when a device tensor is sent, not before.
-    code = ("import sys, cubind.graph.ucx_transport, cubind.graph.ucx; "
+    # The device copies (ucx/staging.py) import the 1:1 driver module when a device tensor is sent, not before.
+    code = ("import sys, cubind.graph.ucx.transport, cubind.graph.ucx.components; "
             "print(sorted(m for m in ('cuda', 'cuda._driver') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": pythonpath()})

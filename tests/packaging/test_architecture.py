@@ -6,7 +6,10 @@ two modules import each other through any chain, no module sits in
 ``cubind/``'s root but the package's ``__init__`` and ``__main__``, and no
 module reaches a lower layer at run time the other way round: registering
 itself there (``register_*``/``on_*`` calls) or setting attributes on what it
-imported from another package (patching).
+imported from another package (patching). Inside a layer with rooms
+(ARCHITECTURE.md's rooms table: ``cubind.graph``), each room imports only
+its own modules and the rooms its row names, and the layer's folder holds no
+module but its ``__init__`` and ``__main__``.
 
 The layers are the generated packages' runtime (``_cubind``, the floor), the
 generated packages (``cuda``, ``nvrtc``, ...: one layer, which may import the
@@ -216,6 +219,81 @@ def run_time_ties(path):
                         and target.value.id in foreign:
                     found.append(f"{own}: sets {target.value.id}.{target.attr}")
     return found
+
+
+def rooms():
+    """ARCHITECTURE.md's rooms table: {room: the rooms it may import}, full
+    names (``cubind.graph.model``); a room's own modules are always allowed."""
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    assert "<!-- rooms -->" in text, "ARCHITECTURE.md: no rooms table between <!-- rooms --> markers"
+    table = text.split("<!-- rooms -->")[1].split("<!-- /rooms -->")[0]
+    found = {}
+    for room, allowed in re.findall(r"^\|\s*`([\w.]+)`\s*\|[^|]*\|([^|]*)\|", table, re.M):
+        layer = room.rpartition(".")[0]
+        found[room] = {f"{layer}.{name}" for name in re.findall(r"`(\w+)`", allowed)}
+    assert found, "ARCHITECTURE.md: the rooms table has no row"
+    return found
+
+
+def room_of(name, known):
+    return next((room for room in known if name == room or name.startswith(room + ".")), None)
+
+
+def crossings():
+    """Every import from a room into a room its row does not name, or into
+    its layer's ``__init__`` (which imports every room), as "module -> imported"."""
+    known = rooms()
+    layers_with_rooms = {room.rpartition(".")[0] for room in known}
+    wrong = []
+    for module, deps in graph().items():
+        own = room_of(module, known)
+        if own is None:
+            continue
+        for dep in deps:
+            target = room_of(dep, known)
+            if (target is None and dep in layers_with_rooms) or target not in (None, own, *known[own]):
+                wrong.append(f"{module} -> {dep}")
+    return wrong
+
+
+def test_rooms_import_only_the_rooms_their_row_names():
+    assert crossings() == []
+
+
+def test_a_layer_with_rooms_is_its_rooms_its_init_and_its_main():
+    known = rooms()
+    for layer in {room.rpartition(".")[0] for room in known}:
+        folder = ROOT.joinpath(*layer.split("."))
+        subpackages = {f"{layer}.{p.name}" for p in folder.iterdir() if (p / "__init__.py").exists()}
+        assert subpackages == {room for room in known if room.startswith(layer + ".")}, \
+            f"ARCHITECTURE.md's rooms table differs from {layer}'s subpackages"
+        stray = [p.name for p in folder.iterdir()
+                 if p.suffix in SOURCES and p.name not in ("__init__.py", "__main__.py")]
+        assert stray == [], f"{layer}: modules outside its rooms"
+
+
+def test_the_checker_sees_an_import_across_rooms(tmp_path):
+    fake = tmp_path / "cubind" / "lay"
+    for room in ("low", "high", "side"):
+        (fake / room).mkdir(parents=True)
+        (fake / room / "__init__.py").write_text("")
+    (tmp_path / "cubind" / "__init__.py").write_text("")
+    (fake / "__init__.py").write_text("from .high import h\n")
+    (fake / "low" / "l.py").write_text("def f():\n    from cubind.lay.high import h\n")  # up, deferred
+    (fake / "high" / "h.py").write_text("from ..low import l\nfrom cubind.lay import high\n")  # down; its own room
+    (fake / "side" / "s.py").write_text("from cubind.lay.high import h\nimport cubind.lay\n")  # not named; the layer
+    (tmp_path / "ARCHITECTURE.md").write_text(
+        "<!-- layers -->\n| 9 | `cubind.lay` |\n<!-- /layers -->\n<!-- rooms -->\n| room | holds | imports |\n"
+        "|-|-|-|\n| `cubind.lay.low` | x | none |\n| `cubind.lay.high` | x | `low` |\n"
+        "| `cubind.lay.side` | x | `low` |\n<!-- /rooms -->\n")
+    global ROOT, PACKAGE
+    saved = ROOT, PACKAGE
+    ROOT, PACKAGE = tmp_path, tmp_path / "cubind"
+    try:
+        assert sorted(crossings()) == ["cubind.lay.low.l -> cubind.lay.high.h", "cubind.lay.side.s -> cubind.lay",
+                                       "cubind.lay.side.s -> cubind.lay.high.h"]
+    finally:
+        ROOT, PACKAGE = saved
 
 
 def test_no_layer_registers_itself_into_or_patches_another():

@@ -96,7 +96,7 @@ def test_pinned_host_memory_is_freed_when_collected_and_at_exit_before_the_conte
     # one allocation, tracked with the rest of the layer's.
     out, stderr, calls = run(fake_driver, tmp_path, """
         import cubind.compute as kp
-        from cubind.graph.resources import _pinned_buffer
+        from cubind.graph.model.resources import _pinned_buffer
         kept = cubind.empty_pinned((2, 3), np.float32)              # a module global of the program
         kept[...] = 7
         mapped = cubind.PinnedMemory(64, mapped=True)

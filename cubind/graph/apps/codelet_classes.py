@@ -8,8 +8,8 @@ import sys
 import threading
 from pathlib import Path
 
-from .codelet import Codelet
-from .errors import GraphError
+from cubind.graph.model.codelet import Codelet
+from cubind.graph.model.errors import GraphError
 
 _lock = threading.Lock()
 _by_file: dict = {}  # resolved path -> module: one module per file, however many components use it

@@ -6,12 +6,13 @@ the documents before anything is built."""
 
 from pathlib import Path
 
-from .codelet import Codelet
-from .component import component_type
-from .errors import GraphError, ParameterError
-from .graph import Graph
-from .loading import codelet_class
-from .resources import CudaStreamPool
+from cubind.graph.model.codelet import Codelet
+from cubind.graph.model.component import component_type
+from cubind.graph.model.errors import GraphError, ParameterError
+from cubind.graph.model.resources import CudaStreamPool
+from cubind.graph.scheduling.graph import Graph
+
+from .codelet_classes import codelet_class
 
 CODELET_TYPES = ("PyCodeletV0", "PythonCodelet")
 ENTITY_KEYS = {"name", "components", "device"}

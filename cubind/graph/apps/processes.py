@@ -1,4 +1,4 @@
-"""``python -m cubind.graph.launch PART.yaml [PART.yaml ...] [--param ...]``:
+"""``python -m cubind.graph.apps.processes PART.yaml [PART.yaml ...] [--param ...]``:
 starts every part of an app split across processes on this host (each as
 ``python -m cubind.graph PART.yaml``, as one would by hand, one command per
 process), prefixes each line they print with the part's name, and waits.
@@ -7,7 +7,7 @@ A ``--param entity/component/key=value`` goes to each part that has the
 entity. When a part fails, the others get ``--grace`` seconds to end on
 their own (their peer is gone: they report it), then SIGTERM (a clean stop),
 then SIGKILL. Exit status: 0 when every part ended well, else the first
-failing part's. ``--timeout`` ends a launch that runs longer."""
+failing part's. ``--timeout`` ends a run of the parts that lasts longer."""
 
 import argparse
 import subprocess
@@ -16,19 +16,20 @@ import threading
 import time
 from pathlib import Path
 
-from .app import _yaml, parse_override
-from .errors import GraphError
+from cubind.graph.model.errors import GraphError
+
+from .loader import _yaml, parse_override
 
 
 def _arguments(argv):
-    parser = argparse.ArgumentParser(prog="python -m cubind.graph.launch",
+    parser = argparse.ArgumentParser(prog="python -m cubind.graph.apps.processes",
                                      description="Start the parts of a cubind.graph app split across processes.")
     parser.add_argument("parts", nargs="+", help="one YAML app per process")
     parser.add_argument("--param", action="append", default=[], metavar="ENTITY/COMPONENT/KEY=VALUE",
                         help="override a parameter in each part that has the entity; repeatable")
     parser.add_argument("--threads", type=int, default=None, help="passed to each part")
     parser.add_argument("--grace", type=float, default=10.0, help="seconds the others get after a part fails")
-    parser.add_argument("--timeout", type=float, default=None, help="end the launch after this many seconds")
+    parser.add_argument("--timeout", type=float, default=None, help="end the parts after this many seconds")
     return parser.parse_args(argv)
 
 

@@ -103,7 +103,7 @@ class Receiver(_Queue):
 
     def _put_front(self, message):
         """Into the main stage, to be received next: a GPU-resident chain
-        hands its entities their message this way (resident.py)."""
+        hands its entities their message this way (scheduling/resident.py)."""
         with self._lock:
             self._main.appendleft(message)
 

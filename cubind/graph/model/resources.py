@@ -61,7 +61,7 @@ class Allocator(Component):
 
     # (chain, thread) while a GPU-resident chain ticks its first message or
     # its captured one on that thread: the tensors asked for there are the
-    # chain's (resident.py); a codelet elsewhere naming this allocator, on
+    # chain's (scheduling/resident.py); a codelet elsewhere naming this allocator, on
     # another thread, still gets new ones.
     _fixed_for = None
 

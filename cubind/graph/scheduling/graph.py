@@ -3,13 +3,13 @@ hands it to a scheduler."""
 
 import threading
 
-from .clock import Clock, RealtimeClock
-from .codelet import Codelet
-from .component import Component
-from .entity import Entity
-from .errors import GraphError
-from .parameters import Parameter, Ref
-from .queues import Receiver, Transmitter
+from cubind.graph.model.clock import Clock, RealtimeClock
+from cubind.graph.model.codelet import Codelet
+from cubind.graph.model.component import Component
+from cubind.graph.model.entity import Entity
+from cubind.graph.model.errors import GraphError
+from cubind.graph.model.parameters import Parameter, Ref
+from cubind.graph.model.queues import Receiver, Transmitter
 
 
 class Connection(Component, gxf_type="Connection"):

@@ -48,13 +48,14 @@ import threading
 
 import numpy as np
 
-from .codelet import Codelet
-from .component import Component
-from .errors import CodeletError, GraphError
-from .errors import add_note as _note
-from .message import Message, Tensor
-from .parameters import Parameter
-from .queues import Receiver, Transmitter
+from cubind.graph.model.codelet import Codelet
+from cubind.graph.model.component import Component
+from cubind.graph.model.errors import CodeletError, GraphError
+from cubind.graph.model.errors import add_note as _note
+from cubind.graph.model.message import Message, Tensor
+from cubind.graph.model.parameters import Parameter
+from cubind.graph.model.queues import Receiver, Transmitter
+
 from .terms import DownstreamReceptiveSchedulingTerm, MessageAvailableSchedulingTerm, SchedulingTerm
 
 

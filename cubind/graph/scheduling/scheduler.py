@@ -12,14 +12,15 @@ import dataclasses
 import threading
 import time
 
-from .clock import Clock
-from .codelet import Codelet
-from .component import Component
-from .errors import CodeletError, ParameterError
-from .errors import add_note as _note
+from cubind.graph.model.clock import Clock
+from cubind.graph.model.codelet import Codelet
+from cubind.graph.model.component import Component
+from cubind.graph.model.errors import CodeletError, ParameterError
+from cubind.graph.model.errors import add_note as _note
+from cubind.graph.model.parameters import Parameter, Ref
+from cubind.graph.model.queues import Receiver, Transmitter
+
 from .external import ExternalSource
-from .parameters import Parameter, Ref
-from .queues import Receiver, Transmitter
 from .terms import NEVER, READY, WAIT_TIME, SchedulingTerm, combine
 
 IDLE, RUNNING, DONE = "idle", "running", "done"

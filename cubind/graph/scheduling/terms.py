@@ -6,10 +6,10 @@ another entity does (a message, room downstream, a flag)."""
 import re
 import threading
 
-from .component import Component
-from .errors import ParameterError
-from .parameters import Parameter, Ref
-from .queues import Receiver, Transmitter
+from cubind.graph.model.component import Component
+from cubind.graph.model.errors import ParameterError
+from cubind.graph.model.parameters import Parameter, Ref
+from cubind.graph.model.queues import Receiver, Transmitter
 
 READY, WAIT_TIME, WAIT_EVENT, NEVER = "ready", "wait_time", "wait_event", "never"
 

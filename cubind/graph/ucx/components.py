@@ -4,9 +4,9 @@ listens on ``port``) and ``UcxTransmitter`` (it connects to
 policy), whose other end is in another process. The serializer components
 are accepted where a GXF app names them (``UcxEntitySerializer``,
 ``UcxComponentSerializer``, ``UcxSerializationBuffer``); what crosses and
-how is ``wire.py``'s.
+how is ``ucx/wire.py``'s.
 
-The context is the run's external source (``external.py``): it opens every
+The context is the run's external source (``scheduling/external.py``): it opens every
 queue's connection before the first tick (listeners first, then each
 transmitter connects, then each receiver waits for its transmitter), tells
 the scheduler when remote messages or credits arrive, and closes them after
@@ -14,13 +14,14 @@ the run, with the counts of messages each queue sent and received."""
 
 import time
 
-from .component import Component
-from .errors import GraphError, ParameterError
-from .external import ExternalSource
-from .parameters import Parameter, Ref
-from .queues import Receiver, Transmitter
-from .resources import Allocator
-from .ucx_transport import Engine, InLink, OutLink, UcxError
+from cubind.graph.model.component import Component
+from cubind.graph.model.errors import GraphError, ParameterError
+from cubind.graph.model.parameters import Parameter, Ref
+from cubind.graph.model.queues import Receiver, Transmitter
+from cubind.graph.model.resources import Allocator
+from cubind.graph.scheduling.external import ExternalSource
+
+from .transport import Engine, InLink, OutLink, UcxError
 from .wire import encode
 
 CLOSE_TIMEOUT_S = 30.0
@@ -175,7 +176,7 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
     def allocate(self, queue, entry):
         """The array a received tensor goes into: the component serializer's
         allocator (if any) or an unbounded one, on the receiving entity's device."""
-        from .message import TensorDescription
+        from cubind.graph.model.message import TensorDescription
 
         storage = "device" if entry["storage"] == "device" else "host"
         description = TensorDescription(entry["name"], storage, entry["shape"], entry["dtype"])

@@ -30,9 +30,10 @@ import struct
 import threading
 import time
 
-from .errors import GraphError
-from .queues import FAULT, REJECT, QueueFullError
-from .ucx_staging import DeviceStaging
+from cubind.graph.model.errors import GraphError
+from cubind.graph.model.queues import FAULT, REJECT, QueueFullError
+
+from .staging import DeviceStaging
 from .wire import LAYOUT, WireError, assemble, decode_header, encode
 
 _BYE = object()

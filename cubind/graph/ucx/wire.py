@@ -16,11 +16,11 @@ import sys
 
 import numpy as np
 
-from .errors import GraphError
-from .message import Message, Tensor, Timestamp
+from cubind.graph.model.errors import GraphError
+from cubind.graph.model.message import Message, Tensor, Timestamp
 
 # Both sides' layout: compared when a transmitter connects, refused before the first tick when they differ.
-# 2: headers and notes framed as one UCX message with their length (ucx_transport.send_note), not send_obj's two.
+# 2: headers and notes framed as one UCX message with their length (transport.send_note), not send_obj's two.
 PROTOCOL = "cubind.graph.ucx/2"
 LAYOUT = {"protocol": PROTOCOL, "byteorder": sys.byteorder, "header": "json", "kinds": ["tensor", "timestamp", "value"]}
 CROSSES = "tensors (host, pinned, device; numeric or bool dtypes), Timestamps, and JSON values (None, bool, int, " \

@@ -13,8 +13,8 @@ import sys
 
 import ucxx
 
-from cubind.graph.ucx_transport import receive_note, send_note
-from cubind.graph.wire import LAYOUT
+from cubind.graph.ucx.transport import receive_note, send_note
+from cubind.graph.ucx.wire import LAYOUT
 
 
 async def main(port, mode):
