@@ -23492,7 +23492,7 @@ def cuDeviceGetHostAtomicCapabilities(operations, count, dev):
             raise ValueError(f"operations: None, but count is { operations_count }")
     else:
         if not isinstance(operations, (list, tuple)):
-            raise TypeError(f"operations: expected a list, got {type(operations).__name__}")
+            raise TypeError(f"operations: expected a list, got { operations.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if operations_count < 0 or PyObject_Length(operations) < operations_count:
@@ -26011,7 +26011,7 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
             raise ValueError(f"options: None, but numOptions is { options_count }")
     else:
         if not isinstance(options, (list, tuple)):
-            raise TypeError(f"options: expected a list, got {type(options).__name__}")
+            raise TypeError(f"options: expected a list, got { options.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if options_count < 0 or PyObject_Length(options) < options_count:
@@ -26031,7 +26031,7 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
             raise ValueError(f"optionValues: None, but numOptions is { optionValues_count }")
     else:
         if not isinstance(optionValues, (list, tuple)):
-            raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
+            raise TypeError(f"optionValues: expected a list, got { optionValues.__class__.__name__}")
         if optionValues_count < 0 or PyObject_Length(optionValues) < optionValues_count:
             raise ValueError(f"optionValues: {PyObject_Length(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
@@ -26321,7 +26321,7 @@ def cuModuleEnumerateFunctions(functions, numFunctions, mod):
             raise ValueError(f"functions: None, but numFunctions is { functions_count }")
     else:
         if not isinstance(functions, (list, tuple)):
-            raise TypeError(f"functions: expected a list, got {type(functions).__name__}")
+            raise TypeError(f"functions: expected a list, got { functions.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if functions_count < 0 or PyObject_Length(functions) < functions_count:
@@ -26467,7 +26467,7 @@ def cuLinkCreate(numOptions, options, optionValues):
             raise ValueError(f"options: None, but numOptions is { options_count }")
     else:
         if not isinstance(options, (list, tuple)):
-            raise TypeError(f"options: expected a list, got {type(options).__name__}")
+            raise TypeError(f"options: expected a list, got { options.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if options_count < 0 or PyObject_Length(options) < options_count:
@@ -26487,7 +26487,7 @@ def cuLinkCreate(numOptions, options, optionValues):
             raise ValueError(f"optionValues: None, but numOptions is { optionValues_count }")
     else:
         if not isinstance(optionValues, (list, tuple)):
-            raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
+            raise TypeError(f"optionValues: expected a list, got { optionValues.__class__.__name__}")
         if optionValues_count < 0 or PyObject_Length(optionValues) < optionValues_count:
             raise ValueError(f"optionValues: {PyObject_Length(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
@@ -26588,7 +26588,7 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
             raise ValueError(f"options: None, but numOptions is { options_count }")
     else:
         if not isinstance(options, (list, tuple)):
-            raise TypeError(f"options: expected a list, got {type(options).__name__}")
+            raise TypeError(f"options: expected a list, got { options.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if options_count < 0 or PyObject_Length(options) < options_count:
@@ -26608,7 +26608,7 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
             raise ValueError(f"optionValues: None, but numOptions is { optionValues_count }")
     else:
         if not isinstance(optionValues, (list, tuple)):
-            raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
+            raise TypeError(f"optionValues: expected a list, got { optionValues.__class__.__name__}")
         if optionValues_count < 0 or PyObject_Length(optionValues) < optionValues_count:
             raise ValueError(f"optionValues: {PyObject_Length(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
@@ -26699,7 +26699,7 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
             raise ValueError(f"options: None, but numOptions is { options_count }")
     else:
         if not isinstance(options, (list, tuple)):
-            raise TypeError(f"options: expected a list, got {type(options).__name__}")
+            raise TypeError(f"options: expected a list, got { options.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if options_count < 0 or PyObject_Length(options) < options_count:
@@ -26719,7 +26719,7 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
             raise ValueError(f"optionValues: None, but numOptions is { optionValues_count }")
     else:
         if not isinstance(optionValues, (list, tuple)):
-            raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
+            raise TypeError(f"optionValues: expected a list, got { optionValues.__class__.__name__}")
         if optionValues_count < 0 or PyObject_Length(optionValues) < optionValues_count:
             raise ValueError(f"optionValues: {PyObject_Length(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
@@ -27024,7 +27024,7 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
             raise ValueError(f"jitOptions: None, but numJitOptions is { jitOptions_count }")
     else:
         if not isinstance(jitOptions, (list, tuple)):
-            raise TypeError(f"jitOptions: expected a list, got {type(jitOptions).__name__}")
+            raise TypeError(f"jitOptions: expected a list, got { jitOptions.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if jitOptions_count < 0 or PyObject_Length(jitOptions) < jitOptions_count:
@@ -27044,7 +27044,7 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
             raise ValueError(f"jitOptionsValues: None, but numJitOptions is { jitOptionsValues_count }")
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
-            raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
+            raise TypeError(f"jitOptionsValues: expected a list, got { jitOptionsValues.__class__.__name__}")
         if jitOptionsValues_count < 0 or PyObject_Length(jitOptionsValues) < jitOptionsValues_count:
             raise ValueError(f"jitOptionsValues: {PyObject_Length(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
@@ -27064,7 +27064,7 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
             raise ValueError(f"libraryOptions: None, but numLibraryOptions is { libraryOptions_count }")
     else:
         if not isinstance(libraryOptions, (list, tuple)):
-            raise TypeError(f"libraryOptions: expected a list, got {type(libraryOptions).__name__}")
+            raise TypeError(f"libraryOptions: expected a list, got { libraryOptions.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if libraryOptions_count < 0 or PyObject_Length(libraryOptions) < libraryOptions_count:
@@ -27083,7 +27083,7 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
             raise ValueError(f"libraryOptionValues: None, but numLibraryOptions is { libraryOptionValues_count }")
     else:
         if not isinstance(libraryOptionValues, (list, tuple)):
-            raise TypeError(f"libraryOptionValues: expected a list, got {type(libraryOptionValues).__name__}")
+            raise TypeError(f"libraryOptionValues: expected a list, got { libraryOptionValues.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if libraryOptionValues_count < 0 or PyObject_Length(libraryOptionValues) < libraryOptionValues_count:
@@ -27199,7 +27199,7 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
             raise ValueError(f"jitOptions: None, but numJitOptions is { jitOptions_count }")
     else:
         if not isinstance(jitOptions, (list, tuple)):
-            raise TypeError(f"jitOptions: expected a list, got {type(jitOptions).__name__}")
+            raise TypeError(f"jitOptions: expected a list, got { jitOptions.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if jitOptions_count < 0 or PyObject_Length(jitOptions) < jitOptions_count:
@@ -27219,7 +27219,7 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
             raise ValueError(f"jitOptionsValues: None, but numJitOptions is { jitOptionsValues_count }")
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
-            raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
+            raise TypeError(f"jitOptionsValues: expected a list, got { jitOptionsValues.__class__.__name__}")
         if jitOptionsValues_count < 0 or PyObject_Length(jitOptionsValues) < jitOptionsValues_count:
             raise ValueError(f"jitOptionsValues: {PyObject_Length(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
@@ -27239,7 +27239,7 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
             raise ValueError(f"libraryOptions: None, but numLibraryOptions is { libraryOptions_count }")
     else:
         if not isinstance(libraryOptions, (list, tuple)):
-            raise TypeError(f"libraryOptions: expected a list, got {type(libraryOptions).__name__}")
+            raise TypeError(f"libraryOptions: expected a list, got { libraryOptions.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if libraryOptions_count < 0 or PyObject_Length(libraryOptions) < libraryOptions_count:
@@ -27258,7 +27258,7 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
             raise ValueError(f"libraryOptionValues: None, but numLibraryOptions is { libraryOptionValues_count }")
     else:
         if not isinstance(libraryOptionValues, (list, tuple)):
-            raise TypeError(f"libraryOptionValues: expected a list, got {type(libraryOptionValues).__name__}")
+            raise TypeError(f"libraryOptionValues: expected a list, got { libraryOptionValues.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if libraryOptionValues_count < 0 or PyObject_Length(libraryOptionValues) < libraryOptionValues_count:
@@ -27436,7 +27436,7 @@ def cuLibraryEnumerateKernels(kernels, numKernels, lib):
             raise ValueError(f"kernels: None, but numKernels is { kernels_count }")
     else:
         if not isinstance(kernels, (list, tuple)):
-            raise TypeError(f"kernels: expected a list, got {type(kernels).__name__}")
+            raise TypeError(f"kernels: expected a list, got { kernels.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if kernels_count < 0 or PyObject_Length(kernels) < kernels_count:
@@ -31714,7 +31714,7 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
             raise ValueError(f"dsts: None, but count is { dsts_count }")
     else:
         if not isinstance(dsts, (list, tuple)):
-            raise TypeError(f"dsts: expected a list, got {type(dsts).__name__}")
+            raise TypeError(f"dsts: expected a list, got { dsts.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dsts_count < 0 or PyObject_Length(dsts) < dsts_count:
@@ -31733,7 +31733,7 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
             raise ValueError(f"srcs: None, but count is { srcs_count }")
     else:
         if not isinstance(srcs, (list, tuple)):
-            raise TypeError(f"srcs: expected a list, got {type(srcs).__name__}")
+            raise TypeError(f"srcs: expected a list, got { srcs.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if srcs_count < 0 or PyObject_Length(srcs) < srcs_count:
@@ -31752,7 +31752,7 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
             raise ValueError(f"sizes: None, but count is { sizes_count }")
     else:
         if not isinstance(sizes, (list, tuple)):
-            raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
+            raise TypeError(f"sizes: expected a list, got { sizes.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if sizes_count < 0 or PyObject_Length(sizes) < sizes_count:
@@ -31771,7 +31771,7 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
             raise ValueError(f"attrsIdxs: None, but numAttrs is { attrsIdxs_count }")
     else:
         if not isinstance(attrsIdxs, (list, tuple)):
-            raise TypeError(f"attrsIdxs: expected a list, got {type(attrsIdxs).__name__}")
+            raise TypeError(f"attrsIdxs: expected a list, got { attrsIdxs.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if attrsIdxs_count < 0 or PyObject_Length(attrsIdxs) < attrsIdxs_count:
@@ -34399,7 +34399,7 @@ def cuMemSetAccess(ptr, size, desc, count):
             raise ValueError(f"desc: None, but count is { desc_count }")
     else:
         if not isinstance(desc, (list, tuple)):
-            raise TypeError(f"desc: expected a list, got {type(desc).__name__}")
+            raise TypeError(f"desc: expected a list, got { desc.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if desc_count < 0 or PyObject_Length(desc) < desc_count:
@@ -35022,7 +35022,7 @@ def cuMemPoolSetAccess(pool, map, count):
             raise ValueError(f"map: None, but count is { map_count }")
     else:
         if not isinstance(map, (list, tuple)):
-            raise TypeError(f"map: expected a list, got {type(map).__name__}")
+            raise TypeError(f"map: expected a list, got { map.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if map_count < 0 or PyObject_Length(map) < map_count:
@@ -36533,7 +36533,7 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, 
             raise ValueError(f"dptrs: None, but count is { dptrs_count }")
     else:
         if not isinstance(dptrs, (list, tuple)):
-            raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
+            raise TypeError(f"dptrs: expected a list, got { dptrs.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dptrs_count < 0 or PyObject_Length(dptrs) < dptrs_count:
@@ -36552,7 +36552,7 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, 
             raise ValueError(f"sizes: None, but count is { sizes_count }")
     else:
         if not isinstance(sizes, (list, tuple)):
-            raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
+            raise TypeError(f"sizes: expected a list, got { sizes.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if sizes_count < 0 or PyObject_Length(sizes) < sizes_count:
@@ -36571,7 +36571,7 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, 
             raise ValueError(f"prefetchLocIdxs: None, but numPrefetchLocs is { prefetchLocIdxs_count }")
     else:
         if not isinstance(prefetchLocIdxs, (list, tuple)):
-            raise TypeError(f"prefetchLocIdxs: expected a list, got {type(prefetchLocIdxs).__name__}")
+            raise TypeError(f"prefetchLocIdxs: expected a list, got { prefetchLocIdxs.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if prefetchLocIdxs_count < 0 or PyObject_Length(prefetchLocIdxs) < prefetchLocIdxs_count:
@@ -36647,7 +36647,7 @@ def cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream):
             raise ValueError(f"dptrs: None, but count is { dptrs_count }")
     else:
         if not isinstance(dptrs, (list, tuple)):
-            raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
+            raise TypeError(f"dptrs: expected a list, got { dptrs.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dptrs_count < 0 or PyObject_Length(dptrs) < dptrs_count:
@@ -36666,7 +36666,7 @@ def cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream):
             raise ValueError(f"sizes: None, but count is { sizes_count }")
     else:
         if not isinstance(sizes, (list, tuple)):
-            raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
+            raise TypeError(f"sizes: expected a list, got { sizes.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if sizes_count < 0 or PyObject_Length(sizes) < sizes_count:
@@ -36768,7 +36768,7 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
             raise ValueError(f"dptrs: None, but count is { dptrs_count }")
     else:
         if not isinstance(dptrs, (list, tuple)):
-            raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
+            raise TypeError(f"dptrs: expected a list, got { dptrs.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dptrs_count < 0 or PyObject_Length(dptrs) < dptrs_count:
@@ -36787,7 +36787,7 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
             raise ValueError(f"sizes: None, but count is { sizes_count }")
     else:
         if not isinstance(sizes, (list, tuple)):
-            raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
+            raise TypeError(f"sizes: expected a list, got { sizes.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if sizes_count < 0 or PyObject_Length(sizes) < sizes_count:
@@ -36806,7 +36806,7 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
             raise ValueError(f"prefetchLocIdxs: None, but numPrefetchLocs is { prefetchLocIdxs_count }")
     else:
         if not isinstance(prefetchLocIdxs, (list, tuple)):
-            raise TypeError(f"prefetchLocIdxs: expected a list, got {type(prefetchLocIdxs).__name__}")
+            raise TypeError(f"prefetchLocIdxs: expected a list, got { prefetchLocIdxs.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if prefetchLocIdxs_count < 0 or PyObject_Length(prefetchLocIdxs) < prefetchLocIdxs_count:
@@ -36999,7 +36999,7 @@ def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
             raise ValueError(f"dataSizes: None, but numAttributes is { dataSizes_count }")
     else:
         if not isinstance(dataSizes, (list, tuple)):
-            raise TypeError(f"dataSizes: expected a list, got {type(dataSizes).__name__}")
+            raise TypeError(f"dataSizes: expected a list, got { dataSizes.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dataSizes_count < 0 or PyObject_Length(dataSizes) < dataSizes_count:
@@ -37018,7 +37018,7 @@ def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
             raise ValueError(f"attributes: None, but numAttributes is { attributes_count }")
     else:
         if not isinstance(attributes, (list, tuple)):
-            raise TypeError(f"attributes: expected a list, got {type(attributes).__name__}")
+            raise TypeError(f"attributes: expected a list, got { attributes.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if attributes_count < 0 or PyObject_Length(attributes) < attributes_count:
@@ -37182,7 +37182,7 @@ def cuPointerGetAttributes(numAttributes, attributes, ptr):
             raise ValueError(f"attributes: None, but numAttributes is { attributes_count }")
     else:
         if not isinstance(attributes, (list, tuple)):
-            raise TypeError(f"attributes: expected a list, got {type(attributes).__name__}")
+            raise TypeError(f"attributes: expected a list, got { attributes.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if attributes_count < 0 or PyObject_Length(attributes) < attributes_count:
@@ -37958,7 +37958,7 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -37976,7 +37976,7 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
         pass  # documented optional: NULL whatever numDependencies says
     else:
         if not isinstance(dependencyData, (list, tuple)):
-            raise TypeError(f"dependencyData: expected a list, got {type(dependencyData).__name__}")
+            raise TypeError(f"dependencyData: expected a list, got { dependencyData.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencyData_count < 0 or PyObject_Length(dependencyData) < dependencyData_count:
@@ -38303,7 +38303,7 @@ def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, num
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -38321,7 +38321,7 @@ def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, num
         pass  # documented optional: NULL whatever numDependencies says
     else:
         if not isinstance(dependencyData, (list, tuple)):
-            raise TypeError(f"dependencyData: expected a list, got {type(dependencyData).__name__}")
+            raise TypeError(f"dependencyData: expected a list, got { dependencyData.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencyData_count < 0 or PyObject_Length(dependencyData) < dependencyData_count:
@@ -39777,7 +39777,7 @@ def cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream
             raise ValueError(f"extSemArray: None, but numExtSems is { extSemArray_count }")
     else:
         if not isinstance(extSemArray, (list, tuple)):
-            raise TypeError(f"extSemArray: expected a list, got {type(extSemArray).__name__}")
+            raise TypeError(f"extSemArray: expected a list, got { extSemArray.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if extSemArray_count < 0 or PyObject_Length(extSemArray) < extSemArray_count:
@@ -39899,7 +39899,7 @@ def cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
             raise ValueError(f"extSemArray: None, but numExtSems is { extSemArray_count }")
     else:
         if not isinstance(extSemArray, (list, tuple)):
-            raise TypeError(f"extSemArray: expected a list, got {type(extSemArray).__name__}")
+            raise TypeError(f"extSemArray: expected a list, got { extSemArray.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if extSemArray_count < 0 or PyObject_Length(extSemArray) < extSemArray_count:
@@ -42430,7 +42430,7 @@ def cuGraphAddKernelNode(hGraph, dependencies, numDependencies, nodeParams):
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -42623,7 +42623,7 @@ def cuGraphAddMemcpyNode(hGraph, dependencies, numDependencies, copyParams, ctx)
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -42801,7 +42801,7 @@ def cuGraphAddMemsetNode(hGraph, dependencies, numDependencies, memsetParams, ct
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -42975,7 +42975,7 @@ def cuGraphAddHostNode(hGraph, dependencies, numDependencies, nodeParams):
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -43145,7 +43145,7 @@ def cuGraphAddChildGraphNode(hGraph, dependencies, numDependencies, childGraph):
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -43269,7 +43269,7 @@ def cuGraphAddEmptyNode(hGraph, dependencies, numDependencies):
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -43355,7 +43355,7 @@ def cuGraphAddEventRecordNode(hGraph, dependencies, numDependencies, event):
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -43526,7 +43526,7 @@ def cuGraphAddEventWaitNode(hGraph, dependencies, numDependencies, event):
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -43706,7 +43706,7 @@ def cuGraphAddExternalSemaphoresSignalNode(hGraph, dependencies, numDependencies
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -43897,7 +43897,7 @@ def cuGraphAddExternalSemaphoresWaitNode(hGraph, dependencies, numDependencies, 
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -44092,7 +44092,7 @@ def cuGraphAddBatchMemOpNode(hGraph, dependencies, numDependencies, nodeParams):
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -44377,7 +44377,7 @@ def cuGraphAddMemAllocNode(hGraph, dependencies, numDependencies, nodeParams):
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -44521,7 +44521,7 @@ def cuGraphAddMemFreeNode(hGraph, dependencies, numDependencies, dptr):
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -45235,7 +45235,7 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
             raise ValueError(f"from_: None, but numDependencies is { from__count }")
     else:
         if not isinstance(from_, (list, tuple)):
-            raise TypeError(f"from_: expected a list, got {type(from_).__name__}")
+            raise TypeError(f"from_: expected a list, got { from_.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if from__count < 0 or PyObject_Length(from_) < from__count:
@@ -45254,7 +45254,7 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
             raise ValueError(f"to: None, but numDependencies is { to_count }")
     else:
         if not isinstance(to, (list, tuple)):
-            raise TypeError(f"to: expected a list, got {type(to).__name__}")
+            raise TypeError(f"to: expected a list, got { to.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if to_count < 0 or PyObject_Length(to) < to_count:
@@ -45272,7 +45272,7 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
         pass  # documented optional: NULL whatever numDependencies says
     else:
         if not isinstance(edgeData, (list, tuple)):
-            raise TypeError(f"edgeData: expected a list, got {type(edgeData).__name__}")
+            raise TypeError(f"edgeData: expected a list, got { edgeData.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if edgeData_count < 0 or PyObject_Length(edgeData) < edgeData_count:
@@ -45350,7 +45350,7 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
             raise ValueError(f"from_: None, but numDependencies is { from__count }")
     else:
         if not isinstance(from_, (list, tuple)):
-            raise TypeError(f"from_: expected a list, got {type(from_).__name__}")
+            raise TypeError(f"from_: expected a list, got { from_.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if from__count < 0 or PyObject_Length(from_) < from__count:
@@ -45369,7 +45369,7 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
             raise ValueError(f"to: None, but numDependencies is { to_count }")
     else:
         if not isinstance(to, (list, tuple)):
-            raise TypeError(f"to: expected a list, got {type(to).__name__}")
+            raise TypeError(f"to: expected a list, got { to.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if to_count < 0 or PyObject_Length(to) < to_count:
@@ -45387,7 +45387,7 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
         pass  # documented optional: NULL whatever numDependencies says
     else:
         if not isinstance(edgeData, (list, tuple)):
-            raise TypeError(f"edgeData: expected a list, got {type(edgeData).__name__}")
+            raise TypeError(f"edgeData: expected a list, got { edgeData.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if edgeData_count < 0 or PyObject_Length(edgeData) < edgeData_count:
@@ -47163,7 +47163,7 @@ def cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodePa
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -47181,7 +47181,7 @@ def cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodePa
         pass  # documented optional: NULL whatever numDependencies says
     else:
         if not isinstance(dependencyData, (list, tuple)):
-            raise TypeError(f"dependencyData: expected a list, got {type(dependencyData).__name__}")
+            raise TypeError(f"dependencyData: expected a list, got { dependencyData.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencyData_count < 0 or PyObject_Length(dependencyData) < dependencyData_count:
@@ -50093,7 +50093,7 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
             raise ValueError(f"globalDim: None, but tensorRank is { globalDim_count }")
     else:
         if not isinstance(globalDim, (list, tuple)):
-            raise TypeError(f"globalDim: expected a list, got {type(globalDim).__name__}")
+            raise TypeError(f"globalDim: expected a list, got { globalDim.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if globalDim_count < 0 or PyObject_Length(globalDim) < globalDim_count:
@@ -50112,7 +50112,7 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
             raise ValueError(f"globalStrides: None, but tensorRank - 1 is { globalStrides_count }")
     else:
         if not isinstance(globalStrides, (list, tuple)):
-            raise TypeError(f"globalStrides: expected a list, got {type(globalStrides).__name__}")
+            raise TypeError(f"globalStrides: expected a list, got { globalStrides.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if globalStrides_count < 0 or PyObject_Length(globalStrides) < globalStrides_count:
@@ -50131,7 +50131,7 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
             raise ValueError(f"boxDim: None, but tensorRank is { boxDim_count }")
     else:
         if not isinstance(boxDim, (list, tuple)):
-            raise TypeError(f"boxDim: expected a list, got {type(boxDim).__name__}")
+            raise TypeError(f"boxDim: expected a list, got { boxDim.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if boxDim_count < 0 or PyObject_Length(boxDim) < boxDim_count:
@@ -50150,7 +50150,7 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
             raise ValueError(f"elementStrides: None, but tensorRank is { elementStrides_count }")
     else:
         if not isinstance(elementStrides, (list, tuple)):
-            raise TypeError(f"elementStrides: expected a list, got {type(elementStrides).__name__}")
+            raise TypeError(f"elementStrides: expected a list, got { elementStrides.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if elementStrides_count < 0 or PyObject_Length(elementStrides) < elementStrides_count:
@@ -50417,7 +50417,7 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
             raise ValueError(f"globalDim: None, but tensorRank is { globalDim_count }")
     else:
         if not isinstance(globalDim, (list, tuple)):
-            raise TypeError(f"globalDim: expected a list, got {type(globalDim).__name__}")
+            raise TypeError(f"globalDim: expected a list, got { globalDim.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if globalDim_count < 0 or PyObject_Length(globalDim) < globalDim_count:
@@ -50436,7 +50436,7 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
             raise ValueError(f"globalStrides: None, but tensorRank - 1 is { globalStrides_count }")
     else:
         if not isinstance(globalStrides, (list, tuple)):
-            raise TypeError(f"globalStrides: expected a list, got {type(globalStrides).__name__}")
+            raise TypeError(f"globalStrides: expected a list, got { globalStrides.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if globalStrides_count < 0 or PyObject_Length(globalStrides) < globalStrides_count:
@@ -50455,7 +50455,7 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
             raise ValueError(f"pixelBoxLowerCorner: None, but tensorRank - 2 is { pixelBoxLowerCorner_count }")
     else:
         if not isinstance(pixelBoxLowerCorner, (list, tuple)):
-            raise TypeError(f"pixelBoxLowerCorner: expected a list, got {type(pixelBoxLowerCorner).__name__}")
+            raise TypeError(f"pixelBoxLowerCorner: expected a list, got { pixelBoxLowerCorner.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pixelBoxLowerCorner_count < 0 or PyObject_Length(pixelBoxLowerCorner) < pixelBoxLowerCorner_count:
@@ -50474,7 +50474,7 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
             raise ValueError(f"pixelBoxUpperCorner: None, but tensorRank - 2 is { pixelBoxUpperCorner_count }")
     else:
         if not isinstance(pixelBoxUpperCorner, (list, tuple)):
-            raise TypeError(f"pixelBoxUpperCorner: expected a list, got {type(pixelBoxUpperCorner).__name__}")
+            raise TypeError(f"pixelBoxUpperCorner: expected a list, got { pixelBoxUpperCorner.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pixelBoxUpperCorner_count < 0 or PyObject_Length(pixelBoxUpperCorner) < pixelBoxUpperCorner_count:
@@ -50493,7 +50493,7 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
             raise ValueError(f"elementStrides: None, but tensorRank is { elementStrides_count }")
     else:
         if not isinstance(elementStrides, (list, tuple)):
-            raise TypeError(f"elementStrides: expected a list, got {type(elementStrides).__name__}")
+            raise TypeError(f"elementStrides: expected a list, got { elementStrides.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if elementStrides_count < 0 or PyObject_Length(elementStrides) < elementStrides_count:
@@ -50759,7 +50759,7 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
             raise ValueError(f"globalDim: None, but tensorRank is { globalDim_count }")
     else:
         if not isinstance(globalDim, (list, tuple)):
-            raise TypeError(f"globalDim: expected a list, got {type(globalDim).__name__}")
+            raise TypeError(f"globalDim: expected a list, got { globalDim.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if globalDim_count < 0 or PyObject_Length(globalDim) < globalDim_count:
@@ -50778,7 +50778,7 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
             raise ValueError(f"globalStrides: None, but tensorRank - 1 is { globalStrides_count }")
     else:
         if not isinstance(globalStrides, (list, tuple)):
-            raise TypeError(f"globalStrides: expected a list, got {type(globalStrides).__name__}")
+            raise TypeError(f"globalStrides: expected a list, got { globalStrides.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if globalStrides_count < 0 or PyObject_Length(globalStrides) < globalStrides_count:
@@ -50797,7 +50797,7 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
             raise ValueError(f"elementStrides: None, but tensorRank is { elementStrides_count }")
     else:
         if not isinstance(elementStrides, (list, tuple)):
-            raise TypeError(f"elementStrides: expected a list, got {type(elementStrides).__name__}")
+            raise TypeError(f"elementStrides: expected a list, got { elementStrides.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if elementStrides_count < 0 or PyObject_Length(elementStrides) < elementStrides_count:
@@ -51150,7 +51150,7 @@ def cuDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
             raise ValueError(f"operations: None, but count is { operations_count }")
     else:
         if not isinstance(operations, (list, tuple)):
-            raise TypeError(f"operations: expected a list, got {type(operations).__name__}")
+            raise TypeError(f"operations: expected a list, got { operations.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if operations_count < 0 or PyObject_Length(operations) < operations_count:
@@ -51494,7 +51494,7 @@ def cuGraphicsMapResources(count, resources, hStream):
             raise ValueError(f"resources: None, but count is { resources_count }")
     else:
         if not isinstance(resources, (list, tuple)):
-            raise TypeError(f"resources: expected a list, got {type(resources).__name__}")
+            raise TypeError(f"resources: expected a list, got { resources.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if resources_count < 0 or PyObject_Length(resources) < resources_count:
@@ -51567,7 +51567,7 @@ def cuGraphicsUnmapResources(count, resources, hStream):
             raise ValueError(f"resources: None, but count is { resources_count }")
     else:
         if not isinstance(resources, (list, tuple)):
-            raise TypeError(f"resources: expected a list, got {type(resources).__name__}")
+            raise TypeError(f"resources: expected a list, got { resources.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if resources_count < 0 or PyObject_Length(resources) < resources_count:

@@ -23856,7 +23856,7 @@ def cudaDeviceGetHostAtomicCapabilities(operations, count, device):
             raise ValueError(f"operations: None, but count is { operations_count }")
     else:
         if not isinstance(operations, (list, tuple)):
-            raise TypeError(f"operations: expected a list, got {type(operations).__name__}")
+            raise TypeError(f"operations: expected a list, got { operations.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if operations_count < 0 or PyObject_Length(operations) < operations_count:
@@ -24194,7 +24194,7 @@ def cudaDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
             raise ValueError(f"operations: None, but count is { operations_count }")
     else:
         if not isinstance(operations, (list, tuple)):
-            raise TypeError(f"operations: expected a list, got {type(operations).__name__}")
+            raise TypeError(f"operations: expected a list, got { operations.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if operations_count < 0 or PyObject_Length(operations) < operations_count:
@@ -25458,7 +25458,7 @@ def cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, n
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -25782,7 +25782,7 @@ def cudaStreamUpdateCaptureDependencies(stream, dependencies, dependencyData, nu
             raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
-            raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
+            raise TypeError(f"dependencies: expected a list, got { dependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dependencies_count < 0 or PyObject_Length(dependencies) < dependencies_count:
@@ -26838,7 +26838,7 @@ def cudaSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stre
             raise ValueError(f"extSemArray: None, but numExtSems is { extSemArray_count }")
     else:
         if not isinstance(extSemArray, (list, tuple)):
-            raise TypeError(f"extSemArray: expected a list, got {type(extSemArray).__name__}")
+            raise TypeError(f"extSemArray: expected a list, got { extSemArray.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if extSemArray_count < 0 or PyObject_Length(extSemArray) < extSemArray_count:
@@ -26957,7 +26957,7 @@ def cudaWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream
             raise ValueError(f"extSemArray: None, but numExtSems is { extSemArray_count }")
     else:
         if not isinstance(extSemArray, (list, tuple)):
-            raise TypeError(f"extSemArray: expected a list, got {type(extSemArray).__name__}")
+            raise TypeError(f"extSemArray: expected a list, got { extSemArray.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if extSemArray_count < 0 or PyObject_Length(extSemArray) < extSemArray_count:
@@ -30662,7 +30662,7 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, s
             raise ValueError(f"dsts: None, but count is { dsts_count }")
     else:
         if not isinstance(dsts, (list, tuple)):
-            raise TypeError(f"dsts: expected a list, got {type(dsts).__name__}")
+            raise TypeError(f"dsts: expected a list, got { dsts.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dsts_count < 0 or PyObject_Length(dsts) < dsts_count:
@@ -30681,7 +30681,7 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, s
             raise ValueError(f"srcs: None, but count is { srcs_count }")
     else:
         if not isinstance(srcs, (list, tuple)):
-            raise TypeError(f"srcs: expected a list, got {type(srcs).__name__}")
+            raise TypeError(f"srcs: expected a list, got { srcs.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if srcs_count < 0 or PyObject_Length(srcs) < srcs_count:
@@ -30700,7 +30700,7 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, s
             raise ValueError(f"sizes: None, but count is { sizes_count }")
     else:
         if not isinstance(sizes, (list, tuple)):
-            raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
+            raise TypeError(f"sizes: expected a list, got { sizes.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if sizes_count < 0 or PyObject_Length(sizes) < sizes_count:
@@ -30719,7 +30719,7 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, s
             raise ValueError(f"attrsIdxs: None, but numAttrs is { attrsIdxs_count }")
     else:
         if not isinstance(attrsIdxs, (list, tuple)):
-            raise TypeError(f"attrsIdxs: expected a list, got {type(attrsIdxs).__name__}")
+            raise TypeError(f"attrsIdxs: expected a list, got { attrsIdxs.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if attrsIdxs_count < 0 or PyObject_Length(attrsIdxs) < attrsIdxs_count:
@@ -31869,7 +31869,7 @@ def cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs
             raise ValueError(f"dptrs: None, but count is { dptrs_count }")
     else:
         if not isinstance(dptrs, (list, tuple)):
-            raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
+            raise TypeError(f"dptrs: expected a list, got { dptrs.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dptrs_count < 0 or PyObject_Length(dptrs) < dptrs_count:
@@ -31888,7 +31888,7 @@ def cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs
             raise ValueError(f"sizes: None, but count is { sizes_count }")
     else:
         if not isinstance(sizes, (list, tuple)):
-            raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
+            raise TypeError(f"sizes: expected a list, got { sizes.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if sizes_count < 0 or PyObject_Length(sizes) < sizes_count:
@@ -31907,7 +31907,7 @@ def cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs
             raise ValueError(f"prefetchLocIdxs: None, but numPrefetchLocs is { prefetchLocIdxs_count }")
     else:
         if not isinstance(prefetchLocIdxs, (list, tuple)):
-            raise TypeError(f"prefetchLocIdxs: expected a list, got {type(prefetchLocIdxs).__name__}")
+            raise TypeError(f"prefetchLocIdxs: expected a list, got { prefetchLocIdxs.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if prefetchLocIdxs_count < 0 or PyObject_Length(prefetchLocIdxs) < prefetchLocIdxs_count:
@@ -31983,7 +31983,7 @@ def cudaMemDiscardBatchAsync(dptrs, sizes, count, flags, stream):
             raise ValueError(f"dptrs: None, but count is { dptrs_count }")
     else:
         if not isinstance(dptrs, (list, tuple)):
-            raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
+            raise TypeError(f"dptrs: expected a list, got { dptrs.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dptrs_count < 0 or PyObject_Length(dptrs) < dptrs_count:
@@ -32002,7 +32002,7 @@ def cudaMemDiscardBatchAsync(dptrs, sizes, count, flags, stream):
             raise ValueError(f"sizes: None, but count is { sizes_count }")
     else:
         if not isinstance(sizes, (list, tuple)):
-            raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
+            raise TypeError(f"sizes: expected a list, got { sizes.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if sizes_count < 0 or PyObject_Length(sizes) < sizes_count:
@@ -32104,7 +32104,7 @@ def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefe
             raise ValueError(f"dptrs: None, but count is { dptrs_count }")
     else:
         if not isinstance(dptrs, (list, tuple)):
-            raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
+            raise TypeError(f"dptrs: expected a list, got { dptrs.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dptrs_count < 0 or PyObject_Length(dptrs) < dptrs_count:
@@ -32123,7 +32123,7 @@ def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefe
             raise ValueError(f"sizes: None, but count is { sizes_count }")
     else:
         if not isinstance(sizes, (list, tuple)):
-            raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
+            raise TypeError(f"sizes: expected a list, got { sizes.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if sizes_count < 0 or PyObject_Length(sizes) < sizes_count:
@@ -32142,7 +32142,7 @@ def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefe
             raise ValueError(f"prefetchLocIdxs: None, but numPrefetchLocs is { prefetchLocIdxs_count }")
     else:
         if not isinstance(prefetchLocIdxs, (list, tuple)):
-            raise TypeError(f"prefetchLocIdxs: expected a list, got {type(prefetchLocIdxs).__name__}")
+            raise TypeError(f"prefetchLocIdxs: expected a list, got { prefetchLocIdxs.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if prefetchLocIdxs_count < 0 or PyObject_Length(prefetchLocIdxs) < prefetchLocIdxs_count:
@@ -32475,7 +32475,7 @@ def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, coun
             raise ValueError(f"dataSizes: None, but numAttributes is { dataSizes_count }")
     else:
         if not isinstance(dataSizes, (list, tuple)):
-            raise TypeError(f"dataSizes: expected a list, got {type(dataSizes).__name__}")
+            raise TypeError(f"dataSizes: expected a list, got { dataSizes.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if dataSizes_count < 0 or PyObject_Length(dataSizes) < dataSizes_count:
@@ -32494,7 +32494,7 @@ def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, coun
             raise ValueError(f"attributes: None, but numAttributes is { attributes_count }")
     else:
         if not isinstance(attributes, (list, tuple)):
-            raise TypeError(f"attributes: expected a list, got {type(attributes).__name__}")
+            raise TypeError(f"attributes: expected a list, got { attributes.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if attributes_count < 0 or PyObject_Length(attributes) < attributes_count:
@@ -33200,7 +33200,7 @@ def cudaMemPoolSetAccess(memPool, descList, count):
             raise ValueError(f"descList: None, but count is { descList_count }")
     else:
         if not isinstance(descList, (list, tuple)):
-            raise TypeError(f"descList: expected a list, got {type(descList).__name__}")
+            raise TypeError(f"descList: expected a list, got { descList.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if descList_count < 0 or PyObject_Length(descList) < descList_count:
@@ -34147,7 +34147,7 @@ def cudaGraphicsMapResources(count, resources, stream):
             raise ValueError(f"resources: None, but count is { resources_count }")
     else:
         if not isinstance(resources, (list, tuple)):
-            raise TypeError(f"resources: expected a list, got {type(resources).__name__}")
+            raise TypeError(f"resources: expected a list, got { resources.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if resources_count < 0 or PyObject_Length(resources) < resources_count:
@@ -34217,7 +34217,7 @@ def cudaGraphicsUnmapResources(count, resources, stream):
             raise ValueError(f"resources: None, but count is { resources_count }")
     else:
         if not isinstance(resources, (list, tuple)):
-            raise TypeError(f"resources: expected a list, got {type(resources).__name__}")
+            raise TypeError(f"resources: expected a list, got { resources.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if resources_count < 0 or PyObject_Length(resources) < resources_count:
@@ -35486,7 +35486,7 @@ def cudaGraphAddKernelNode(graph, pDependencies, numDependencies, pNodeParams):
             raise ValueError(f"pDependencies: None, but numDependencies is { pDependencies_count }")
     else:
         if not isinstance(pDependencies, (list, tuple)):
-            raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
+            raise TypeError(f"pDependencies: expected a list, got { pDependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
@@ -35789,7 +35789,7 @@ def cudaGraphAddMemcpyNode(graph, pDependencies, numDependencies, pCopyParams):
             raise ValueError(f"pDependencies: None, but numDependencies is { pDependencies_count }")
     else:
         if not isinstance(pDependencies, (list, tuple)):
-            raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
+            raise TypeError(f"pDependencies: expected a list, got { pDependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
@@ -35859,7 +35859,7 @@ def cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, numDependencies, symbol
             raise ValueError(f"pDependencies: None, but numDependencies is { pDependencies_count }")
     else:
         if not isinstance(pDependencies, (list, tuple)):
-            raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
+            raise TypeError(f"pDependencies: expected a list, got { pDependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
@@ -35936,7 +35936,7 @@ def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, numDependencies, dst,
             raise ValueError(f"pDependencies: None, but numDependencies is { pDependencies_count }")
     else:
         if not isinstance(pDependencies, (list, tuple)):
-            raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
+            raise TypeError(f"pDependencies: expected a list, got { pDependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
@@ -36010,7 +36010,7 @@ def cudaGraphAddMemcpyNode1D(graph, pDependencies, numDependencies, dst, src, co
             raise ValueError(f"pDependencies: None, but numDependencies is { pDependencies_count }")
     else:
         if not isinstance(pDependencies, (list, tuple)):
-            raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
+            raise TypeError(f"pDependencies: expected a list, got { pDependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
@@ -36320,7 +36320,7 @@ def cudaGraphAddMemsetNode(graph, pDependencies, numDependencies, pMemsetParams)
             raise ValueError(f"pDependencies: None, but numDependencies is { pDependencies_count }")
     else:
         if not isinstance(pDependencies, (list, tuple)):
-            raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
+            raise TypeError(f"pDependencies: expected a list, got { pDependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
@@ -36488,7 +36488,7 @@ def cudaGraphAddHostNode(graph, pDependencies, numDependencies, pNodeParams):
             raise ValueError(f"pDependencies: None, but numDependencies is { pDependencies_count }")
     else:
         if not isinstance(pDependencies, (list, tuple)):
-            raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
+            raise TypeError(f"pDependencies: expected a list, got { pDependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
@@ -36652,7 +36652,7 @@ def cudaGraphAddChildGraphNode(graph, pDependencies, numDependencies, childGraph
             raise ValueError(f"pDependencies: None, but numDependencies is { pDependencies_count }")
     else:
         if not isinstance(pDependencies, (list, tuple)):
-            raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
+            raise TypeError(f"pDependencies: expected a list, got { pDependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
@@ -36772,7 +36772,7 @@ def cudaGraphAddEmptyNode(graph, pDependencies, numDependencies):
             raise ValueError(f"pDependencies: None, but numDependencies is { pDependencies_count }")
     else:
         if not isinstance(pDependencies, (list, tuple)):
-            raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
+            raise TypeError(f"pDependencies: expected a list, got { pDependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
@@ -36828,7 +36828,7 @@ def cudaGraphAddEventRecordNode(graph, pDependencies, numDependencies, event):
             raise ValueError(f"pDependencies: None, but numDependencies is { pDependencies_count }")
     else:
         if not isinstance(pDependencies, (list, tuple)):
-            raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
+            raise TypeError(f"pDependencies: expected a list, got { pDependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
@@ -36936,7 +36936,7 @@ def cudaGraphAddEventWaitNode(graph, pDependencies, numDependencies, event):
             raise ValueError(f"pDependencies: None, but numDependencies is { pDependencies_count }")
     else:
         if not isinstance(pDependencies, (list, tuple)):
-            raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
+            raise TypeError(f"pDependencies: expected a list, got { pDependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
@@ -37049,7 +37049,7 @@ def cudaGraphAddExternalSemaphoresSignalNode(graph, pDependencies, numDependenci
             raise ValueError(f"pDependencies: None, but numDependencies is { pDependencies_count }")
     else:
         if not isinstance(pDependencies, (list, tuple)):
-            raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
+            raise TypeError(f"pDependencies: expected a list, got { pDependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
@@ -37167,7 +37167,7 @@ def cudaGraphAddExternalSemaphoresWaitNode(graph, pDependencies, numDependencies
             raise ValueError(f"pDependencies: None, but numDependencies is { pDependencies_count }")
     else:
         if not isinstance(pDependencies, (list, tuple)):
-            raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
+            raise TypeError(f"pDependencies: expected a list, got { pDependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
@@ -37284,7 +37284,7 @@ def cudaGraphAddMemAllocNode(graph, pDependencies, numDependencies, nodeParams):
             raise ValueError(f"pDependencies: None, but numDependencies is { pDependencies_count }")
     else:
         if not isinstance(pDependencies, (list, tuple)):
-            raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
+            raise TypeError(f"pDependencies: expected a list, got { pDependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
@@ -37368,7 +37368,7 @@ def cudaGraphAddMemFreeNode(graph, pDependencies, numDependencies, dptr):
             raise ValueError(f"pDependencies: None, but numDependencies is { pDependencies_count }")
     else:
         if not isinstance(pDependencies, (list, tuple)):
-            raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
+            raise TypeError(f"pDependencies: expected a list, got { pDependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
@@ -38011,7 +38011,7 @@ def cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies):
             raise ValueError(f"from_: None, but numDependencies is { from__count }")
     else:
         if not isinstance(from_, (list, tuple)):
-            raise TypeError(f"from_: expected a list, got {type(from_).__name__}")
+            raise TypeError(f"from_: expected a list, got { from_.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if from__count < 0 or PyObject_Length(from_) < from__count:
@@ -38030,7 +38030,7 @@ def cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies):
             raise ValueError(f"to: None, but numDependencies is { to_count }")
     else:
         if not isinstance(to, (list, tuple)):
-            raise TypeError(f"to: expected a list, got {type(to).__name__}")
+            raise TypeError(f"to: expected a list, got { to.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if to_count < 0 or PyObject_Length(to) < to_count:
@@ -38109,7 +38109,7 @@ def cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies):
             raise ValueError(f"from_: None, but numDependencies is { from__count }")
     else:
         if not isinstance(from_, (list, tuple)):
-            raise TypeError(f"from_: expected a list, got {type(from_).__name__}")
+            raise TypeError(f"from_: expected a list, got { from_.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if from__count < 0 or PyObject_Length(from_) < from__count:
@@ -38128,7 +38128,7 @@ def cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies):
             raise ValueError(f"to: None, but numDependencies is { to_count }")
     else:
         if not isinstance(to, (list, tuple)):
-            raise TypeError(f"to: expected a list, got {type(to).__name__}")
+            raise TypeError(f"to: expected a list, got { to.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if to_count < 0 or PyObject_Length(to) < to_count:
@@ -39727,7 +39727,7 @@ def cudaGraphAddNode(graph, pDependencies, dependencyData, numDependencies, node
             raise ValueError(f"pDependencies: None, but numDependencies is { pDependencies_count }")
     else:
         if not isinstance(pDependencies, (list, tuple)):
-            raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
+            raise TypeError(f"pDependencies: expected a list, got { pDependencies.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if pDependencies_count < 0 or PyObject_Length(pDependencies) < pDependencies_count:
@@ -40073,7 +40073,7 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
             raise ValueError(f"jitOptions: None, but numJitOptions is { jitOptions_count }")
     else:
         if not isinstance(jitOptions, (list, tuple)):
-            raise TypeError(f"jitOptions: expected a list, got {type(jitOptions).__name__}")
+            raise TypeError(f"jitOptions: expected a list, got { jitOptions.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if jitOptions_count < 0 or PyObject_Length(jitOptions) < jitOptions_count:
@@ -40093,7 +40093,7 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
             raise ValueError(f"jitOptionsValues: None, but numJitOptions is { jitOptionsValues_count }")
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
-            raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
+            raise TypeError(f"jitOptionsValues: expected a list, got { jitOptionsValues.__class__.__name__}")
         if jitOptionsValues_count < 0 or PyObject_Length(jitOptionsValues) < jitOptionsValues_count:
             raise ValueError(f"jitOptionsValues: {PyObject_Length(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
@@ -40113,7 +40113,7 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
             raise ValueError(f"libraryOptions: None, but numLibraryOptions is { libraryOptions_count }")
     else:
         if not isinstance(libraryOptions, (list, tuple)):
-            raise TypeError(f"libraryOptions: expected a list, got {type(libraryOptions).__name__}")
+            raise TypeError(f"libraryOptions: expected a list, got { libraryOptions.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if libraryOptions_count < 0 or PyObject_Length(libraryOptions) < libraryOptions_count:
@@ -40132,7 +40132,7 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
             raise ValueError(f"libraryOptionValues: None, but numLibraryOptions is { libraryOptionValues_count }")
     else:
         if not isinstance(libraryOptionValues, (list, tuple)):
-            raise TypeError(f"libraryOptionValues: expected a list, got {type(libraryOptionValues).__name__}")
+            raise TypeError(f"libraryOptionValues: expected a list, got { libraryOptionValues.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if libraryOptionValues_count < 0 or PyObject_Length(libraryOptionValues) < libraryOptionValues_count:
@@ -40246,7 +40246,7 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
             raise ValueError(f"jitOptions: None, but numJitOptions is { jitOptions_count }")
     else:
         if not isinstance(jitOptions, (list, tuple)):
-            raise TypeError(f"jitOptions: expected a list, got {type(jitOptions).__name__}")
+            raise TypeError(f"jitOptions: expected a list, got { jitOptions.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if jitOptions_count < 0 or PyObject_Length(jitOptions) < jitOptions_count:
@@ -40266,7 +40266,7 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
             raise ValueError(f"jitOptionsValues: None, but numJitOptions is { jitOptionsValues_count }")
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
-            raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
+            raise TypeError(f"jitOptionsValues: expected a list, got { jitOptionsValues.__class__.__name__}")
         if jitOptionsValues_count < 0 or PyObject_Length(jitOptionsValues) < jitOptionsValues_count:
             raise ValueError(f"jitOptionsValues: {PyObject_Length(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
@@ -40286,7 +40286,7 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
             raise ValueError(f"libraryOptions: None, but numLibraryOptions is { libraryOptions_count }")
     else:
         if not isinstance(libraryOptions, (list, tuple)):
-            raise TypeError(f"libraryOptions: expected a list, got {type(libraryOptions).__name__}")
+            raise TypeError(f"libraryOptions: expected a list, got { libraryOptions.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if libraryOptions_count < 0 or PyObject_Length(libraryOptions) < libraryOptions_count:
@@ -40305,7 +40305,7 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
             raise ValueError(f"libraryOptionValues: None, but numLibraryOptions is { libraryOptionValues_count }")
     else:
         if not isinstance(libraryOptionValues, (list, tuple)):
-            raise TypeError(f"libraryOptionValues: expected a list, got {type(libraryOptionValues).__name__}")
+            raise TypeError(f"libraryOptionValues: expected a list, got { libraryOptionValues.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if libraryOptionValues_count < 0 or PyObject_Length(libraryOptionValues) < libraryOptionValues_count:
@@ -40658,7 +40658,7 @@ def cudaLibraryEnumerateKernels(kernels, numKernels, lib):
             raise ValueError(f"kernels: None, but numKernels is { kernels_count }")
     else:
         if not isinstance(kernels, (list, tuple)):
-            raise TypeError(f"kernels: expected a list, got {type(kernels).__name__}")
+            raise TypeError(f"kernels: expected a list, got { kernels.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if kernels_count < 0 or PyObject_Length(kernels) < kernels_count:

@@ -3559,7 +3559,7 @@ def cuFileBatchIOSubmit(batch_idp, nr, iocbp, flags):
             raise ValueError(f"iocbp: None, but nr is { iocbp_count }")
     else:
         if not isinstance(iocbp, (list, tuple)):
-            raise TypeError(f"iocbp: expected a list, got {type(iocbp).__name__}")
+            raise TypeError(f"iocbp: expected a list, got { iocbp.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if iocbp_count < 0 or PyObject_Length(iocbp) < iocbp_count:
@@ -4231,7 +4231,7 @@ def cuFileSetParameterPosixPoolSlabArray(size_values, count_values, len):
             raise ValueError(f"size_values: None, but len is { size_values_count }")
     else:
         if not isinstance(size_values, (list, tuple)):
-            raise TypeError(f"size_values: expected a list, got {type(size_values).__name__}")
+            raise TypeError(f"size_values: expected a list, got { size_values.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if size_values_count < 0 or PyObject_Length(size_values) < size_values_count:
@@ -4250,7 +4250,7 @@ def cuFileSetParameterPosixPoolSlabArray(size_values, count_values, len):
             raise ValueError(f"count_values: None, but len is { count_values_count }")
     else:
         if not isinstance(count_values, (list, tuple)):
-            raise TypeError(f"count_values: expected a list, got {type(count_values).__name__}")
+            raise TypeError(f"count_values: expected a list, got { count_values.__class__.__name__}")
         # As in C, the call reads the first `count` items: more are ignored,
         # fewer would be read past the end.
         if count_values_count < 0 or PyObject_Length(count_values) < count_values_count:

@@ -52,10 +52,7 @@ AT_LEAST = {"cufile": 4 * 40, "nvml": 4 * 400, "nvfatbin": 4 * 20, "nvrtc": 4 * 
 # A message the generated code fails to write: (spec, function, parameter)
 # and why. Each must still be refused before the library (a TypeError); it
 # fails this test once it names its parameter, so that it leaves this list.
-KNOWN_UNNAMED = {
-    **{("driver", f, p): "the parameter named `type` shadows the builtin the message calls (type(x).__name__)"
-       for f in ("cuLinkAddData", "cuLinkAddFile") for p in ("options", "optionValues")},
-}
+KNOWN_UNNAMED = {}
 
 # Run in the child: each call's outcome, as [function, parameter, wrong value,
 # exception type (or "returned"), message].
