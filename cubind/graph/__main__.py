@@ -16,6 +16,8 @@ import signal
 import sys
 import traceback
 
+import cubind
+
 from .apps.loader import gpu_needs, load
 from .model.errors import CodeletError, GraphError
 from .scheduling.scheduler import GreedyScheduler, MultiThreadScheduler
@@ -37,8 +39,6 @@ def _arguments(argv):
 
 def _no_gpu(needs):
     """Why there is no GPU to run on, or None."""
-    import cubind
-
     try:
         if cubind.Device.count() > 0:
             return None

@@ -47,6 +47,18 @@ def test_a_yaml_app_without_pyyaml_names_the_extra():
     assert "PyYAML" in done.stderr and "pip install 'cubind[graph]'" in done.stderr, done.stderr
 
 
+def test_importing_cubind_graph_loads_nothing_of_the_layers_below():
+    """Its modules import ``cubind`` at module level: the package's names
+    load on first use, so importing every room (UCX's included) loads no
+    layer of cubind, no generated module and not ucxx."""
+    code = ("import sys, cubind.graph, cubind.graph.apps.processes; "
+            "print(sorted(m for m in sys.modules if m.startswith(('cubind._', 'cuda', 'nvrtc', '_cubind', 'ucxx'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=pythonpath(ROOT)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
 class Source(gx.Codelet):
     """Publishes a message with the tick count as a host tensor."""
 

@@ -4,6 +4,7 @@ import threading
 import time
 
 from .component import Component
+from .errors import ParameterError
 from .parameters import Parameter
 
 
@@ -34,8 +35,6 @@ class RealtimeClock(Clock, gxf_type="RealtimeClock"):
 
     def on_bind(self):
         if self.initial_time_scale <= 0:
-            from .errors import ParameterError
-
             raise ParameterError(f"{self.path}/initial_time_scale: must be above 0, got {self.initial_time_scale}")
         self._origin = 0 if self.use_time_since_epoch else time.monotonic_ns()
         self._source = time.time_ns if self.use_time_since_epoch else time.monotonic_ns

@@ -2,6 +2,7 @@
 and what GXF's ``CodeletAdapter`` gives it (its queues, allocators, stream
 pools, clock, parameters, ids, timestamps)."""
 
+import cubind
 
 from .clock import Clock
 from .component import Component
@@ -175,7 +176,6 @@ class Codelet(Component):
                 with stream:
                     method()
             return
-        import cubind
 
         with cubind.Device(ordinal):
             if stream is None:

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import cubind
+
 from .component import new_id
 
 STORAGES = ("host", "pinned", "device")
@@ -85,8 +87,6 @@ class TensorDescription:
 
 
 def _is_cubind_array(obj):
-    import cubind
-
     return isinstance(obj, cubind.Array)
 
 
@@ -95,8 +95,6 @@ def as_tensor_data(obj):
     a copy: a cubind array or numpy array as it is; another library's device
     array through ``__cuda_array_interface__`` or DLPack; host memory through
     DLPack, the array interface or the buffer protocol."""
-    import cubind
-
     if isinstance(obj, np.ndarray) or _is_cubind_array(obj):
         return obj
     if hasattr(obj, "__cuda_array_interface__"):

@@ -12,24 +12,12 @@ thread while the scheduler moves messages on another."""
 import collections
 import threading
 
+from . import ordering
 from .component import Component
 from .errors import GraphError, ParameterError
 from .parameters import Parameter
 
 POP, REJECT, FAULT = 0, 1, 2
-
-
-_loaded = []  # .ordering once a device tensor is met: it loads cubind (and the driver), host-only graphs never do
-
-
-def _ordering():
-    # A cached module, not a function-level "from .ordering import": that
-    # runs importlib's Python-level fromlist handling on every message.
-    if not _loaded:
-        from . import ordering
-
-        _loaded.append(ordering)
-    return _loaded[0]
 
 
 class QueueFullError(GraphError):
@@ -88,7 +76,7 @@ class Receiver(_Queue):
         with self._lock:
             message = self._main.popleft() if self._main else None
         if message is not None and message.ready_event is not None:
-            message = _ordering().await_ready(message, self.entity.device)
+            message = ordering.await_ready(message, self.entity.device)
         return message
 
     def sync(self):
@@ -127,7 +115,7 @@ class Transmitter(_Queue):
         if stamp is not None and getattr(stamp, "pubtime", 0) is None:
             stamp.pubtime = self.entity.graph.clock.timestamp()
         if message.has_device_tensors():
-            _ordering().record_ready(message)
+            ordering.record_ready(message)
         with self._lock:
             self._push(message)
 

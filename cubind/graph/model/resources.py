@@ -8,6 +8,8 @@ import weakref
 
 import numpy as np
 
+import cubind
+
 from .component import Component
 from .errors import GraphError, ParameterError
 from .message import Tensor, TensorDescription, storage_name
@@ -15,16 +17,12 @@ from .parameters import Parameter
 
 
 def _device_scope(ordinal):
-    import cubind
-
     return cubind.Device(ordinal) if ordinal is not None else contextlib.nullcontext()
 
 
 def _pinned_buffer(nbytes, ordinal):
     """``nbytes`` of page-locked host memory as a uint8 numpy array, made in
     device ``ordinal``'s context; freed with the array's last view, or at exit."""
-    import cubind
-
     with _device_scope(ordinal):
         return cubind.empty_pinned(nbytes, np.uint8)
 
@@ -41,8 +39,6 @@ def _host_array(desc, ordinal):
 
 
 def _device_array(desc, ordinal, stream=None):
-    import cubind
-
     with _device_scope(ordinal):
         if desc.strides is None:
             return cubind.empty(desc.shape, desc.dtype, stream=stream)
@@ -139,8 +135,6 @@ class CudaStreamPool(Component, gxf_type="CudaStreamPool"):
         self._out = 0
 
     def allocate_stream(self):
-        import cubind
-
         with self._lock:
             if self.max_size and self._out >= self.max_size:
                 raise GraphError(f"{self.path}: all {self.max_size} streams are in use (max_size)")

@@ -11,6 +11,9 @@ from cubind.graph.model.errors import GraphError
 from cubind.graph.model.parameters import Parameter, Ref
 from cubind.graph.model.queues import Receiver, Transmitter
 
+from .resident import GPUResidentChain, ResidentChain, declared_lines
+from .scheduler import GreedyScheduler, Scheduler
+
 
 class Connection(Component, gxf_type="Connection"):
     """``source`` (a transmitter) feeds ``target`` (a receiver): names as
@@ -70,8 +73,6 @@ class Graph:
         every longest line of entities whose codelets all declare
         ``gpu_resident = True`` becomes a chain when the graph runs (added to
         ``resident_chains`` then); returns None."""
-        from .resident import ResidentChain
-
         if not entities:
             self._declared_chains = True
             return None
@@ -120,8 +121,6 @@ class Graph:
             self.clock = self.entity(f"_clock_{id(self):x}").add(RealtimeClock(), "clock")
         for component in self.components():
             component.resolve(self)
-        from .resident import GPUResidentChain
-
         for named in self.components(GPUResidentChain):  # a YAML app's chains
             self.gpu_resident(*(named.entities or ()))
         for link in self.components(Connection):
@@ -134,8 +133,6 @@ class Graph:
         """Runs until no term can fire again, the scheduler's duration ends,
         or ``interrupt()``; ``scheduler`` defaults to the graph's own (from
         its YAML), else a greedy one."""
-        from .scheduler import GreedyScheduler, Scheduler
-
         self.finalize()
         if scheduler is None:
             found = self.components(Scheduler)
@@ -148,8 +145,6 @@ class Graph:
             scheduler.resolve(self)
         self.scheduler = scheduler
         if self._declared_chains:
-            from .resident import ResidentChain, declared_lines
-
             taken = {n for c in self.resident_chains for n in c.names}
             self.resident_chains += [ResidentChain(self, line) for line in declared_lines(self, taken)]
             self._declared_chains = False

@@ -44,10 +44,12 @@ graph is then made again around it). The consumers wait for an event, as
 for any edge; the input tensors' memory is freed after the chain's work
 (the receive records the chain's stream on it)."""
 
+import contextlib
 import threading
 
 import numpy as np
 
+import cubind
 from cubind.graph.model.codelet import Codelet
 from cubind.graph.model.component import Component
 from cubind.graph.model.errors import CodeletError, GraphError
@@ -131,8 +133,6 @@ class ResidentChain:
     # -- the run's side
 
     def start(self):
-        import cubind
-
         device = self.entities[0].device
         with _device_scope(device):
             self.stream = cubind.Stream(non_blocking=True)
@@ -194,8 +194,6 @@ class ResidentChain:
     # -- capture
 
     def _capture(self, message, phase):
-        import cubind
-
         inner = None
         if message is not None:
             inner = message.copy()
@@ -325,8 +323,6 @@ class ResidentChain:
         (per output tensor; None: the chain's buffers, rewritten before any
         launch). None where an output cannot be one copy (strided or empty):
         the chain then copies with arrays' copy_from around the launch."""
-        import cubind
-
         fixed_out = [value.data for _, m in self.templates for _, value in m if isinstance(value, Tensor)]
         if any(not a.c_contiguous or not a.nbytes for a in fixed_out) or \
                 any(not a.nbytes for a in self.inputs.values()):
@@ -347,8 +343,6 @@ class ResidentChain:
     def _replay(self, message):
         """Launches the replay graph for ``message``; returns the new arrays
         its output copies fill (in the templates' order)."""
-        import cubind
-
         graph, ins, outs = self.replay
         sources = self._sources(message)
         targets = [cubind.empty(shape, dtype, stream=self.stream) for shape, dtype in self._out_layouts]
@@ -396,8 +390,6 @@ class ResidentChain:
     def _publish(self, message, filled=None):
         """Publishes the chain's output messages: each device tensor a new
         array, ``filled`` by the replay graph's copies where given."""
-        import cubind
-
         extra = _passed_on(message)
         filled = iter(filled) if filled is not None else None
         for tx, template in self.templates:
@@ -466,8 +458,5 @@ def _on_queue(term, internal):
 
 
 def _device_scope(ordinal):
-    import contextlib
-
-    import cubind
 
     return cubind.Device(ordinal) if ordinal is not None else contextlib.nullcontext()

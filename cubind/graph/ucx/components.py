@@ -12,10 +12,16 @@ transmitter connects, then each receiver waits for its transmitter), tells
 the scheduler when remote messages or credits arrive, and closes them after
 the run, with the counts of messages each queue sent and received."""
 
+import asyncio
+import concurrent.futures
 import time
 
+import numpy as np
+
+import cubind
 from cubind.graph.model.component import Component
 from cubind.graph.model.errors import GraphError, ParameterError
+from cubind.graph.model.message import TensorDescription
 from cubind.graph.model.parameters import Parameter, Ref
 from cubind.graph.model.queues import Receiver, Transmitter
 from cubind.graph.model.resources import Allocator
@@ -102,9 +108,6 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
             raise
 
     def _wait_open(self, deadline):
-        import asyncio
-        import concurrent.futures
-
         graph = self.entity.graph
         future = asyncio.run_coroutine_threadsafe(self._open(deadline), self.engine.loop)
         while True:  # in steps, so that SIGINT/SIGTERM (graph.interrupt) ends the wait for the peers
@@ -116,8 +119,6 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
                     raise UcxError(f"{self.path}: interrupted while waiting for the peers to connect") from None
 
     async def _open(self, deadline):
-        import asyncio
-
         ucxx = self.engine.ucxx
         ins = [link for link in self.links if isinstance(link, InLink)]
         outs = [link for link in self.links if isinstance(link, OutLink)]
@@ -154,8 +155,6 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
             self._wake = None
 
     def _shutdown(self, failed):
-        import asyncio
-
         async def close_all():
             await asyncio.gather(*(link.close(failed, CLOSE_TIMEOUT_S) for link in self.links),
                                  return_exceptions=True)
@@ -176,18 +175,13 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
     def allocate(self, queue, entry):
         """The array a received tensor goes into: the component serializer's
         allocator (if any) or an unbounded one, on the receiving entity's device."""
-        from cubind.graph.model.message import TensorDescription
-
         storage = "device" if entry["storage"] == "device" else "host"
         description = TensorDescription(entry["name"], storage, entry["shape"], entry["dtype"])
         allocator = self._allocator()
         if allocator is not None:
             return allocator.tensor(description).data
         if storage == "host":
-            import numpy as np
-
             return np.empty(entry["shape"], entry["dtype"])
-        import cubind
 
         # cuMemAlloc memory: UCX's CUDA IPC needs memory it can export. Memory of the device's
         # stream-ordered pool (not exportable) made UCX stage every buffer through the host: on an H100,
@@ -200,7 +194,6 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
         ``cuMemAlloc``'s (no component allocator) are ready on return: no synchronisation (12 us a message)."""
         if self._allocator() is None:
             return
-        import cubind
 
         with cubind.Device(queue.entity.device or 0) as device:
             (cubind.current_stream() or device.default_stream).synchronize()

@@ -12,6 +12,8 @@ that; a block goes back to its free list once its message is sent, so the
 next message of that shape sends from the same memory (UCX's IPC cache then
 finds its mapping)."""
 
+import cubind
+
 
 def from_a_pool(array):
     """Whether ``array``'s memory belongs to a stream-ordered pool (the
@@ -34,8 +36,6 @@ class DeviceStaging:
         """``buffers`` with each pool-memory device array replaced by a
         block holding a copy, and the blocks taken (to give back with
         :meth:`give_back` once sent). The copies are done on return."""
-        import cubind
-
         staged, taken = [], []
         for data in buffers:
             device = data if isinstance(data, cubind.Array) else None
@@ -58,7 +58,7 @@ class DeviceStaging:
             if isinstance(self._stream, cubind.Stream):
                 self._stream.synchronize()
             else:  # a raw handle
-                import cuda
+                import cuda  # here too: see from_a_pool
 
                 cubind.check(cuda.cuStreamSynchronize(self._stream), "cuStreamSynchronize")
         return staged, taken

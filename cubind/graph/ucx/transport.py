@@ -30,6 +30,7 @@ import struct
 import threading
 import time
 
+import cubind
 from cubind.graph.model.errors import GraphError
 from cubind.graph.model.queues import FAULT, REJECT, QueueFullError
 
@@ -104,8 +105,6 @@ class Engine:
         """Makes ``ordinal``'s primary context current on the loop's thread
         (where UCX is asked to read or write device memory), once."""
         if ordinal not in self._devices:
-            import cubind
-
             cubind.Device(ordinal).set_current()
             self._devices.add(ordinal)
 
@@ -643,8 +642,6 @@ async def after_producer(loop, ready, ordinal):
 
 
 def _wait_event(event, ordinal):
-    import cubind
-
     with cubind.Device(ordinal):
         event.synchronize()
 
