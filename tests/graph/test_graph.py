@@ -290,6 +290,14 @@ def test_parameters_are_typed_with_defaults_and_clear_errors():
         g["e"].add(gx.PeriodicSchedulingTerm(recess_period="soon"), "u")
 
 
+def test_a_parameter_is_read_once_its_component_is_in_an_entity():
+    term = gx.CountSchedulingTerm(count=3)
+    with pytest.raises(AttributeError, match=r"^parameter 'count' is read once the component is added to an entity$"):
+        term.count  # noqa: B018 - the read is the test
+    gx.Graph().entity("e").add(term)
+    assert term.count == 3 and gx.CountSchedulingTerm.count.doc == "how many ticks"
+
+
 def test_references_to_missing_or_wrong_components_are_named():
     g = gx.Graph()
     e = g.entity("e")
@@ -606,7 +614,10 @@ import numpy as np
 import cubind
 from cubind import graph as gx
 fake = ctypes.CDLL({lib!r})
+streams = {{}}  # each codelet's pool stream, seen in its start()
 class Make(gx.Codelet):
+    def start(self):
+        streams[self.name] = int(self.stream)
     def tick(self):
         m = gx.Message()
         m.add_tensor("d", self.allocator.tensor(gx.TensorDescription("d", "device", [256], np.float32)))
@@ -614,6 +625,8 @@ class Make(gx.Codelet):
         self.tx("out").publish(m)
         self.sent = m
 class Take(gx.Codelet):
+    def start(self):
+        streams[self.name] = int(self.stream)
     def tick(self):
         waits = ctypes.c_int.in_dll(fake, "fake_stream_wait_count").value
         self.got = self.rx("in").receive()
@@ -632,13 +645,6 @@ b.add(gx.DoubleBufferReceiver(), "in"); b.add(gx.MessageAvailableSchedulingTerm(
 b.add(gx.CudaStreamPool(stream_flags=1), "pool")
 take = b.add(Take(), "take")
 g.connect("a/out", "b/in")
-streams = {{}}
-orig = gx.Codelet._run
-def spy(self, phase, now):
-    orig(self, phase, now)
-    if phase == "start":
-        streams[self.name] = int(self.stream)
-gx.Codelet._run = spy
 g.run()
 d = take.got.tensor("d")
 print(json.dumps({{"waits": take.waits, "stream": take.last[0], "event": take.last[1],

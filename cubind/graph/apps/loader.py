@@ -19,7 +19,9 @@ ENTITY_KEYS = {"name", "components", "device"}
 COMPONENT_KEYS = {"name", "type", "parameters"}
 
 
-def _yaml():
+def yaml_module():
+    """PyYAML, imported here (an optional dependency: graphs built in Python need none), or a
+    ``GraphError`` saying how to install it."""
     try:
         import yaml  # type: ignore[import-untyped]  # types-PyYAML is not a dependency
     except ImportError:
@@ -30,7 +32,7 @@ def _yaml():
 
 def parse_value(text):
     """A ``--param`` value as YAML reads it (``5`` an int, ``true`` a bool, ``[a, b]`` a list)."""
-    return _yaml().safe_load(text) if text.strip() else ""
+    return yaml_module().safe_load(text) if text.strip() else ""
 
 
 def parse_override(text):
@@ -55,7 +57,7 @@ def load(path, overrides=()):
 
 def loads(text, base=None, overrides=(), source="<app>"):
     """The :class:`Graph` of YAML ``text``; codelet files are found relative to ``base``."""
-    yaml = _yaml()
+    yaml = yaml_module()
     try:
         documents = [d for d in yaml.safe_load_all(text) if d is not None]
     except yaml.YAMLError as exc:

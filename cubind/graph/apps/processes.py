@@ -18,7 +18,7 @@ from pathlib import Path
 
 from cubind.graph.model.errors import GraphError
 
-from .loader import _yaml, parse_override
+from .loader import parse_override, yaml_module
 
 
 def _arguments(argv):
@@ -36,7 +36,7 @@ def _arguments(argv):
 def entity_names(path):
     """The entity names of a YAML app (to route ``--param``s)."""
     try:
-        documents = list(_yaml().safe_load_all(Path(path).read_text()))
+        documents = list(yaml_module().safe_load_all(Path(path).read_text()))
     except OSError as exc:
         raise GraphError(f"cannot read the part {str(path)!r}: {exc.strerror}") from None
     return {d.get("name") for d in documents if isinstance(d, dict) and d.get("name")}

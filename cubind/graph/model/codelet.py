@@ -153,11 +153,21 @@ class Codelet(Component):
         """The entity's device ordinal (None: the current device)."""
         return self.entity.device
 
-    # -- the scheduler's side
+    # -- the scheduler's side: cubind.graph's schedulers and GPU-resident
+    # chains call these (scheduling/); a codelet does not
 
-    def _run(self, phase, now):
-        """Calls ``phase`` with the entity's device current and the codelet's
-        stream current; the timestamps and count are updated first."""
+    def run_phase(self, phase, now, stream=None):
+        """Calls ``phase`` (``"start"``, ``"tick"`` or ``"stop"``) with the
+        entity's device current and the codelet's stream current; the
+        timestamps and count are updated first. ``stream``, where given,
+        stands in for the codelet's own during the call (``self.stream`` is
+        it): a GPU-resident chain ticks every codelet on the chain's."""
+        if stream is not None:
+            own, self._stream = self._stream, stream
+            try:
+                return self.run_phase(phase, now)
+            finally:
+                self._stream = own
         if self._last is not None:
             self._delta = now - self._last
         self._last = now
@@ -176,7 +186,6 @@ class Codelet(Component):
                 with stream:
                     method()
             return
-
         with cubind.Device(ordinal):
             if stream is None:
                 method()
@@ -184,8 +193,8 @@ class Codelet(Component):
                 with stream:
                     method()
 
-    def _release(self):
+    def return_stream(self):
+        """Gives the stream taken from the pool at start back to it (after stop)."""
         if self._stream is not None:
             self._pool.release_stream(self._stream)
             self._stream = None
-

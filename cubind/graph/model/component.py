@@ -56,7 +56,7 @@ class Component:
         if self.entity is not None:
             raise GraphError(f"{type(self).__name__} {self.path} is already in an entity")
         self.entity, self._name, self.component_id = entity, name, new_id()
-        bind(self, self.path, self._given)
+        self._params = bind(self, self.path, self._given)
         self.on_bind()
 
     def on_bind(self):

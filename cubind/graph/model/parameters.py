@@ -36,13 +36,12 @@ class Parameter:
         self.attr = name  # the attribute; ``name`` is the YAML key
 
     def __get__(self, instance, owner=None):
+        # Once bound, the value sits in the instance's __dict__ under the
+        # attribute (``_Values``) and hides this descriptor: reaching here
+        # on an instance means the component is in no entity yet.
         if instance is None:
             return self
-        try:
-            return instance._params[self.name]
-        except KeyError:
-            raise AttributeError(f"parameter {self.name!r} is read once the component is added to an entity") \
-                from None
+        raise AttributeError(f"parameter {self.name!r} is read once the component is added to an entity")
 
     @property
     def required(self):
@@ -103,8 +102,9 @@ def check_value(where, param, value):
 
 
 def bind(component, where, given):
-    """Checks ``given`` against what ``component``'s class declares and stores
-    the values (defaults filled in); ``where`` is ``entity/component``."""
+    """Checks ``given`` against what ``component``'s class declares; returns
+    the values (defaults filled in), which the component keeps as its
+    ``_params``; ``where`` is ``entity/component``."""
     params = declared(type(component))
     unknown = sorted(set(given) - set(params))
     if unknown:
@@ -121,7 +121,7 @@ def bind(component, where, given):
         else:
             default = param.default
             values[name] = list(default) if isinstance(default, list) else default
-    component._params = _Values(component, params, values)
+    return _Values(component, params, values)
 
 
 class _Values(dict):

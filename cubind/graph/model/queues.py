@@ -89,9 +89,10 @@ class Receiver(_Queue):
         with self._lock:
             self._push(message)
 
-    def _put_front(self, message):
-        """Into the main stage, to be received next: a GPU-resident chain
-        hands its entities their message this way (scheduling/resident.py)."""
+    def put_next(self, message):
+        """Into the main stage, to be received next, whatever the capacity
+        and policy: a GPU-resident chain hands each of its entities the
+        message it ticks on this way (scheduling/resident.py)."""
         with self._lock:
             self._main.appendleft(message)
 

@@ -16,14 +16,16 @@ from .message import Tensor, TensorDescription, storage_name
 from .parameters import Parameter
 
 
-def _device_scope(ordinal):
+def device_scope(ordinal):
+    """``with device_scope(entity.device):`` makes that device current; None
+    (an entity placed nowhere) leaves the current one."""
     return cubind.Device(ordinal) if ordinal is not None else contextlib.nullcontext()
 
 
 def _pinned_buffer(nbytes, ordinal):
     """``nbytes`` of page-locked host memory as a uint8 numpy array, made in
     device ``ordinal``'s context; freed with the array's last view, or at exit."""
-    with _device_scope(ordinal):
+    with device_scope(ordinal):
         return cubind.empty_pinned(nbytes, np.uint8)
 
 
@@ -39,7 +41,7 @@ def _host_array(desc, ordinal):
 
 
 def _device_array(desc, ordinal, stream=None):
-    with _device_scope(ordinal):
+    with device_scope(ordinal):
         if desc.strides is None:
             return cubind.empty(desc.shape, desc.dtype, stream=stream)
         owner = cubind.empty(desc.nbytes, np.uint8, stream=stream)
@@ -55,26 +57,38 @@ class Allocator(Component):
         """A numpy array (``"host"``, ``"pinned"``) or ``cubind.Array`` (``"device"``)."""
         return self.tensor(TensorDescription(name, storage, shape, dtype, strides)).data
 
-    # (chain, thread) while a GPU-resident chain ticks its first message or
-    # its captured one on that thread: the tensors asked for there are the
-    # chain's (scheduling/resident.py); a codelet elsewhere naming this allocator, on
-    # another thread, still gets new ones.
-    _fixed_for = None
+    _fixed_for = None  # (chain, thread) inside fixed_for(chain) on that thread
 
     def tensor(self, description):
         """A :class:`Tensor` shaped as ``description`` (GXF's ``reshape_custom``)."""
         fixed = self._fixed_for
         if fixed is not None and fixed[1] == threading.get_ident():
             return fixed[0].fixed_tensor(self, description)
-        return self._make(description, None)
+        return self.make(description)
 
-    def _make(self, description, stream):
+    def make(self, description, stream=None):
+        """A new :class:`Tensor` shaped as ``description``, on the entity's
+        device; device memory ordered on ``stream`` (None: the current one).
+        What ``tensor`` gives where no GPU-resident chain holds the allocator."""
         ordinal = self.entity.device if self.entity is not None else None
         if description.storage == "device":
             data = _device_array(description, ordinal, stream)
         else:
             data = _host_array(description, ordinal)
         return Tensor(description.name, data, description.storage)
+
+    @contextlib.contextmanager
+    def fixed_for(self, chain):
+        """While the calling thread is inside, ``tensor`` asks ``chain``
+        (``chain.fixed_tensor(allocator, description)``): a GPU-resident chain
+        ticking its first message or capturing its second makes the tensors
+        its codelets ask for its own (scheduling/resident.py). A codelet
+        elsewhere naming this allocator, on another thread, still gets new ones."""
+        self._fixed_for = (chain, threading.get_ident())
+        try:
+            yield self
+        finally:
+            self._fixed_for = None
 
 
 class UnboundedAllocator(Allocator, gxf_type="UnboundedAllocator"):

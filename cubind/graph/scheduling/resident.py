@@ -45,7 +45,6 @@ for any edge; the input tensors' memory is freed after the chain's work
 (the receive records the chain's stream on it)."""
 
 import contextlib
-import threading
 
 import numpy as np
 
@@ -57,6 +56,7 @@ from cubind.graph.model.errors import add_note as _note
 from cubind.graph.model.message import Message, Tensor
 from cubind.graph.model.parameters import Parameter
 from cubind.graph.model.queues import Receiver, Transmitter
+from cubind.graph.model.resources import device_scope
 
 from .terms import DownstreamReceptiveSchedulingTerm, MessageAvailableSchedulingTerm, SchedulingTerm
 
@@ -134,7 +134,7 @@ class ResidentChain:
 
     def start(self):
         device = self.entities[0].device
-        with _device_scope(device):
+        with device_scope(device):
             self.stream = cubind.Stream(non_blocking=True)
         self.cuda_graph = None
         self.replay = None  # the copies in, the captured chain as a child, the copies out (see _build_replay)
@@ -167,9 +167,9 @@ class ResidentChain:
     def tick(self, phase):
         """One message through the chain (the run's worker, without its
         lock): ticked as usual the first time, captured the second, replayed
-        after. ``phase`` runs a codelet's phase as the scheduler does (errors
-        as CodeletError)."""
-        with _device_scope(self.entities[0].device), self.stream:
+        after. ``phase(entity, codelet, name, stream)`` runs a codelet's phase
+        as the scheduler does, on ``stream`` (errors as CodeletError)."""
+        with device_scope(self.entities[0].device), self.stream:
             message = None
             if self.input is not None:
                 self.input.sync()
@@ -211,15 +211,12 @@ class ResidentChain:
         # chain's stream: inside it they are used on that stream only, so no
         # ordering event is recorded for them (a captured event cannot be
         # queried after).
-        self.kept = [allocator._make(description, self.stream) for allocator, description in self.recorded]
+        self.kept = [allocator.make(description, self.stream) for allocator, description in self.recorded]
         self.buffers = len(self.kept)
         graph = cubind.CUDAGraph()
-        allocators = self._allocators()
-        for allocator in allocators:
-            allocator._fixed_for = (self, threading.get_ident())
         self._capturing, self._next = True, 0
         try:
-            with graph.capture(self.stream):
+            with self._allocators_fixed(), graph.capture(self.stream):
                 self._tick_through(inner, phase)
                 if self._next != len(self.kept):
                     raise GraphError(f"{self.label}: the codelets made {self._next} tensors in the captured tick, "
@@ -232,8 +229,6 @@ class ResidentChain:
             raise GraphError(f"{self.label}: the capture failed: {exc}") from exc
         finally:
             self._capturing = False
-            for allocator in allocators:
-                allocator._fixed_for = None
         for _, m in self.templates:
             for name, value in m:
                 if isinstance(value, Tensor) and not value.is_device:
@@ -251,23 +246,21 @@ class ResidentChain:
         graph.launch(self.stream)  # the captured message's own work
         self._build_replay(self._sources(message), None)
 
-    def _allocators(self):
-        """The allocators the chain's codelets use (their own entity's or
-        another's, by name): the ones whose tensors become the chain's."""
-        return list({id(a): a for _, c in self.codelets for a in c.allocators}.values())
+    def _allocators_fixed(self):
+        """Every allocator the chain's codelets use (their own entity's or
+        another's, by name) makes the chain's tensors while this thread is
+        inside (``fixed_tensor``)."""
+        stack = contextlib.ExitStack()
+        for allocator in {id(a): a for _, c in self.codelets for a in c.allocators}.values():
+            stack.enter_context(allocator.fixed_for(self))
+        return stack
 
     def _first(self, message, phase):
         """The first message, ticked through the chain as usual (on the
         chain's stream); what the allocators make is noted for the capture."""
-        allocators = self._allocators()
         self.recorded = []
-        for allocator in allocators:
-            allocator._fixed_for = (self, threading.get_ident())
-        try:
+        with self._allocators_fixed():
             self._tick_through(message, phase)
-        finally:
-            for allocator in allocators:
-                allocator._fixed_for = None
         for tx, m in self.templates:
             for name, value in _passed_on(message):
                 if name not in m:
@@ -280,13 +273,9 @@ class ResidentChain:
         for i, entity in enumerate(self.entities):
             receivers = entity.of_type(Receiver)
             if message is not None and receivers:
-                receivers[0]._put_front(message)
+                receivers[0].put_next(message)
             for codelet in entity.of_type(Codelet):
-                own, codelet._stream = codelet._stream, stream  # every tick of the chain queues on its stream
-                try:
-                    phase(entity, codelet, "tick")
-                finally:
-                    codelet._stream = own
+                phase(entity, codelet, "tick", stream)  # every tick of the chain queues on its stream
             published = [(tx, m) for tx in entity.of_type(Transmitter) for m in tx.sync()]
             if i < len(self.entities) - 1:
                 if len(published) != 1:
@@ -302,7 +291,7 @@ class ResidentChain:
         that place, which must be asked for alike)."""
         if not self._capturing:
             self.recorded.append((allocator, description))
-            return allocator._make(description, None)
+            return allocator.make(description)
         index = self._next
         if index >= len(self.kept) or self.recorded[index] != (allocator, description):
             first = self.recorded[index] if index < len(self.recorded) else None
@@ -455,8 +444,3 @@ def _on_queue(term, internal):
     if isinstance(term, DownstreamReceptiveSchedulingTerm):
         return id(term.transmitter) in internal
     return False
-
-
-def _device_scope(ordinal):
-
-    return cubind.Device(ordinal) if ordinal is not None else contextlib.nullcontext()

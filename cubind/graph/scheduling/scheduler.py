@@ -199,12 +199,12 @@ class _Run:
                 first = first or exc
             finally:
                 codelet.started = False
-                codelet._release()
+                codelet.return_stream()
         return first
 
-    def _phase(self, entity, codelet, phase):
+    def _phase(self, entity, codelet, phase, stream=None):
         try:
-            codelet._run(phase, self.clock.timestamp())
+            codelet.run_phase(phase, self.clock.timestamp(), stream)
         except Exception as exc:
             raise CodeletError(entity.name, codelet.name, phase, exc) from exc
 
