@@ -110,7 +110,9 @@ def load_setup():
 def test_setup_takes_the_modules_and_packages_from_the_specs():
     setup = load_setup()
     assert sorted(setup.module_names(str(ROOT))) == sorted(MODULES)
-    subpackages = sorted(f"cubind.{p.name}" for p in (ROOT / "cubind").iterdir() if (p / "__init__.py").exists())
+    # Every package under cubind/, at any depth (cubind.graph's rooms too).
+    subpackages = sorted(".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "cubind").rglob("*/__init__.py")
+                         if "__pycache__" not in p.parts)
     assert sorted(setup.packages(str(ROOT))) == sorted(["_cubind", "cubind", *subpackages,
                                                         "cuda", "cufile", "nvfatbin", "nvjitlink", "nvml", "nvrtc",
                                                         "nvvm"])
