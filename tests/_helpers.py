@@ -128,3 +128,30 @@ def compat_modules():
         serves = re.search(r'^serves\s*=\s*"([^"]+)"', compat, re.M)[1]
         found[serves.rsplit(".", 1)[1]] = f"{package}.{module}"
     return found
+
+
+def free_port():
+    """A TCP port free on every interface (as a UCX listener binds), chosen
+    below the kernel's ephemeral range: a port bind(0) gives is one the
+    kernel also hands to outgoing connections (UCX's own, of this test or
+    another process), which may take it before the listener binds it."""
+    import random
+    import socket
+
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            ephemeral_low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral_low = 32768
+    low = max(1024, min(ephemeral_low, 65536) - 12000)
+    for _ in range(200):
+        port = random.randrange(low, max(low + 1, min(ephemeral_low, 65536)))
+        with socket.socket() as s:
+            try:
+                s.bind(("0.0.0.0", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as s:  # a crowded machine: the kernel's choice
+        s.bind(("0.0.0.0", 0))
+        return s.getsockname()[1]

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from cubind.graph.ucx.wire import PROTOCOL
+from tests._helpers import free_port
 from tests._toolkit import pythonpath
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,11 +37,6 @@ def ucxx_needed():
             pytest.fail(f"{', '.join(missing)} not installed; scripts/test.sh installs them")
         pytest.skip(f"{', '.join(missing)} not installed (pip install 'cubind[ucx,graph]'): UCX apps are not tested")
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("0.0.0.0", 0))  # as the listener binds: every interface
-        return s.getsockname()[1]
 
 
 def env():

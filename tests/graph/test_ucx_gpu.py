@@ -8,7 +8,6 @@ ordered before the transfer."""
 import importlib.util
 import os
 import re
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ import numpy as np
 import pytest
 
 from cubind import graph as gx
+from tests._helpers import free_port
 from tests._toolkit import pythonpath
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,11 +34,6 @@ def ucxx_needed():
     if importlib.util.find_spec("ucxx") is None or importlib.util.find_spec("yaml") is None:
         pytest.skip("ucxx or PyYAML is not installed (pip install 'cubind[ucx,graph]')")
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("0.0.0.0", 0))
-        return s.getsockname()[1]
 
 
 def test_the_saxpy_pipeline_in_two_processes_moves_1_mib_device_tensors_by_cuda_ipc():

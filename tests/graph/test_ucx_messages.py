@@ -8,7 +8,6 @@ and where."""
 import asyncio
 import importlib.util
 import os
-import socket
 import struct
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import pytest
 
 from cubind import graph as gx
 from cubind.graph.ucx import transport, wire
+from tests._helpers import free_port
 from tests._toolkit import pythonpath
 
 DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.int64, np.float16, np.float32, np.float64, np.complex64,
@@ -33,11 +33,6 @@ def ucxx_needed():
             pytest.fail("ucxx is not installed; scripts/test.sh installs it")
         pytest.skip("ucxx is not installed (pip install 'cubind[ucx]'): UCX queues are not tested")
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("0.0.0.0", 0))  # as the listener binds: every interface
-        return s.getsockname()[1]
 
 
 # -- the wire, without UCX
