@@ -46,7 +46,7 @@ CUDA_HOME=$work/root CUBIND_GEN=$gen bash "$ROOT/scripts/regenerate.sh" --report
 # A file copied by an earlier run that the working tree no longer has is removed
 # (a module moved away would otherwise still import from the kept tree).
 (cd "$ROOT" && git ls-files --cached --others --exclude-standard -- bindings generator/templates _cubind cubind cuda nvrtc nvjitlink nvvm nvfatbin nvml cufile tests examples bench \
-   setup.py pyproject.toml README.md ARCHITECTURE.md scripts/gpu-check.sh scripts/test-pythons.sh scripts/gen-stubs.py) >"$work/copied.new"
+   setup.py pyproject.toml README.md ARCHITECTURE.md CHANGELOG.md scripts/gpu-check.sh scripts/test-pythons.sh scripts/gen-stubs.py) >"$work/copied.new"
 if [ -f "$work/copied.txt" ]; then
   # grep finds nothing (status 1) when no file went away: not a failure here.
   { grep -vxF -f "$work/copied.new" "$work/copied.txt" || true; } | while IFS= read -r f; do rm -f "$work/tree/$f"; done
