@@ -36,7 +36,7 @@ _LAZY = {
     **dict.fromkeys(("CUDAError", "CompileError", "check"), "._core.errors"),
     **dict.fromkeys(("LibraryNotFoundError", "FunctionNotFoundError"), "_cubind.loader"),
     **dict.fromkeys(("Device", "current_device", "ensure_context", "Stream", "Event", "current_stream"),
-                    "._core.context"),
+                    "._core.device_stream_event"),
     **dict.fromkeys(("Program", "Module", "default_arch"), "._compile.program"),
     **dict.fromkeys(("Kernel", "LaunchConfig", "launch"), "._launch.kernel"),
     "CUDAGraph": "._launch.cuda_graph",

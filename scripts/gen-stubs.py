@@ -4,7 +4,7 @@ from cubind/__init__.py's lazy table (``_LAZY``) and ``__all__``.
 
 Every public name lives in a private module and ``import cubind`` resolves it
 on first use (``__getattr__``), which type checkers cannot follow; the stub
-re-exports each name from its module (``from cubind._core.context import
+re-exports each name from its module (``from cubind._core.device_stream_event import
 Device as Device``), and the checker reads the signature where it is written:
 the annotations of the implementation (or, for a compiled module, the ``.pyi``
 beside it). So a signature is written once. Run this after adding a public

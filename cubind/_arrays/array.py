@@ -24,7 +24,7 @@ import numpy as np
 
 from cubind._arrays import copy as _array_copy
 from cubind._core import pending as _pending
-from cubind._core.context import ensure_context
+from cubind._core.device_stream_event import ensure_context
 from cubind._core.driver import module as _driver_module
 from cubind._core.errors import check
 from cubind._core.handles import open_blocks, or_current, stream_handle
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     import numpy.typing as npt
 
-    from cubind._core.context import Device, _StreamLike
+    from cubind._core.device_stream_event import Device, _StreamLike
     from cubind._memory.pinned import _ShapeLike
 
     if sys.version_info >= (3, 13):
@@ -230,7 +230,7 @@ class Array(_launch.SlotAddressed):
     @property
     def device(self) -> Device:
         """The :class:`cubind.Device` whose memory this is."""
-        from cubind._core.context import Device
+        from cubind._core.device_stream_event import Device
 
         return Device(self.device_ordinal)
 

@@ -358,7 +358,7 @@ class Module:
         if self.kind == "ltoir":
             raise ValueError("an LTO-IR module cannot be loaded: link it first (nvjitlink)")
         cuda = _driver_module()
-        from cubind._core.context import ensure_context
+        from cubind._core.device_stream_event import ensure_context
 
         # Under the lock: threads racing to the first use must share one
         # library, or a __device__ variable one writes is not the one another reads.
@@ -418,7 +418,7 @@ class Module:
         """``(CUdeviceptr, nbytes)`` of the ``__device__``/``__constant__``
         variable ``name`` (or name expression), in the current context."""
         cuda = _driver_module()
-        from cubind._core.context import ensure_context
+        from cubind._core.device_stream_event import ensure_context
 
         lowered = self._lowered(name)
         if self.ptx and lowered not in ptx_globals(self.ptx):

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from cubind._core import allocations as _allocations
 from cubind._core import lifetime as _lifetime
-from cubind._core.context import Device, Stream, current_context, ensure_context
+from cubind._core.device_stream_event import Device, Stream, current_context, ensure_context
 from cubind._core.driver import initialized as _cuda
 from cubind._core.errors import CUDAError, check
 from cubind._core.handles import stream_handle
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from typing import Any, Literal
 
     import cuda
-    from cubind._core.context import _StreamLike
+    from cubind._core.device_stream_event import _StreamLike
     from cubind._launch.kernel import Kernel
 
 __all__ = ["CUDAGraph", "CopyNode", "GraphNode", "KernelNode"]

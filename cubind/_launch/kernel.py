@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 from typing import TYPE_CHECKING
 
-from cubind._core.context import Device, ensure_context
+from cubind._core.device_stream_event import Device, ensure_context
 from cubind._core.driver import initialized as _cuda
 from cubind._core.driver import module as _driver_module
 from cubind._core.enums import enum_member
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from typing import Any, Literal, Protocol, SupportsIndex, TypeAlias
 
     import cuda
-    from cubind._core.context import _Device
+    from cubind._core.device_stream_event import _Device
     from cubind._launch.params import Param
 
     class Module(Protocol):

@@ -2,7 +2,7 @@
 
 from typing import Any, Sequence, SupportsIndex
 
-from cubind._core.context import _StreamLike
+from cubind._core.device_stream_event import _StreamLike
 from cubind._launch.kernel import LaunchConfig, _Dims
 
 class Plan:

@@ -475,7 +475,7 @@ cdef uintptr_t _stream_value(object stream) except? 0:
     if type(stream) is int:
         return <uintptr_t>stream
     if _StreamType is None:
-        from cubind._core.context import Stream
+        from cubind._core.device_stream_event import Stream
         _StreamType = Stream
     if type(stream) is _StreamType:
         raw = stream._raw
@@ -655,7 +655,7 @@ def launch(stream, config, kernel, *args):
 
 
 def _make_context():
-    from cubind._core.context import ensure_context
+    from cubind._core.device_stream_event import ensure_context
     ensure_context()
 
 

@@ -2,7 +2,7 @@
 
 from typing import Callable, Iterable
 
-from cubind._core.context import _StreamLike
+from cubind._core.device_stream_event import _StreamLike
 
 __all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver", "release_all", "abandon", "live_count",
            "copy_contiguous", "copy_into"]

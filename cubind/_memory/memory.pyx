@@ -31,7 +31,7 @@ from cubind._core.allocations cimport Allocation, any_waiting, stream_unused, st
 
 from cubind._core import allocations as _allocations
 from cubind._core import pending as _pending
-from cubind._core.context import ensure_context
+from cubind._core.device_stream_event import ensure_context
 from cubind._core.driver import module as _driver
 from cubind._core.errors import STICKY, CUDAError
 from cubind._core.handles import stream_handle

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cubind._core import driver, lifetime
-from cubind._core.context import current_context, ensure_context
+from cubind._core.device_stream_event import current_context, ensure_context
 from cubind._core.errors import check
 
 if TYPE_CHECKING:

@@ -144,7 +144,7 @@ def test_device_count_is_0_without_a_driver_library():
                           env=dict(env, PYTHONPATH=pythonpath(ROOT)))
     assert done.returncode == 0, done.stderr
     if done.stdout.strip() == "driver":
-        pytest.skip("a driver library is installed here (the gpu tests of test_core_context.py use real devices)")
+        pytest.skip("a driver library is installed here (test_core_device_stream_event.py's gpu tests use it)")
     assert done.stdout.split() == ["none", "0"]
 
 

@@ -30,7 +30,7 @@ import cubind._interop.dlpack as _dlpack
 import cubind._memory.layout as _layout
 import cubind._memory.memory as _memory
 from cubind import Array, CUDAError, asarray, empty, from_dlpack, to_gpu, zeros
-from cubind._core.context import ensure_context
+from cubind._core.device_stream_event import ensure_context
 from cubind._memory.dtypes import SUPPORTED, as_dtype, dlpack_code, from_dlpack_code
 from tests._emulated_gpu import INVALID_VALUE
 from tests._helpers import ok

@@ -10,7 +10,7 @@ across streams and the default stream.
 import pytest
 
 import cubind
-from cubind._core.context import _attribute_enum
+from cubind._core.device_stream_event import _attribute_enum
 from tests._helpers import ok
 from tests.pythonic._core_fixtures import (  # noqa: F401  (fixtures)
     compiled_gpu_module,

@@ -1,5 +1,7 @@
-"""Devices and their primary contexts, streams and events (one module: a
-device has its default stream, a stream its device).
+"""Devices and their primary contexts, streams and events: one module, named
+for the three it holds, since each needs another (a device has its default
+stream, a stream its device, ``Stream.record`` makes an ``Event`` and
+``Event.record`` reads a stream's device).
 
 The layer works in primary contexts only, as the runtime API and the array
 libraries it exchanges memory with do: a context cubind makes current is the
