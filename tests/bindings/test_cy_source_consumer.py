@@ -61,6 +61,8 @@ def _consumer_source(served):
 
 @pytest.fixture(scope="module")
 def consumer(tmp_path_factory):
+    """The consumer, compiled without optimisation or debug information: it
+    is 3 MB of C over every header, which -O3 -g takes a minute to compile."""
     pytest.importorskip("Cython")
     served = _served()
     if "cydriver" not in served:
@@ -73,7 +75,8 @@ def consumer(tmp_path_factory):
         from Cython.Build import cythonize
         setup(script_args=["build_ext", "--inplace", "-q"],
               ext_modules=cythonize([Extension("src_consumer", ["src_consumer.pyx"],
-                                               include_dirs=cubind.get_include())],
+                                               include_dirs=cubind.get_include(),
+                                               extra_compile_args=["-O0", "-g0"])],
                                     include_path=cubind.get_include(), quiet=True))
     """)
     done = subprocess.run([sys.executable, "-c", setup], cwd=build, capture_output=True, text=True,
