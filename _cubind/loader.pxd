@@ -2,7 +2,7 @@
 
 # Open `libname` (searching as documented in _loader.pyx) once and cache the
 # handle; raises LibraryNotFoundError (an OSError) when it cannot be found.
-# `toolkit_subdirs`: where under a toolkit root it lives (default lib64, lib).
+# `toolkit_subdirs`: where under a toolkit root it lives (default, or empty: lib64, lib).
 cdef size_t open_library(str libname, tuple sonames, str env_var, tuple wheel_subdirs,
                          tuple toolkit_subdirs=*) except 0
 

@@ -113,7 +113,8 @@ cdef size_t open_library(str libname, tuple sonames, str env_var, tuple wheel_su
     with _open_lock:   # threads calling their first function at once: one searches, the others take its handle
         handle = _handles.get(libname, 0)
         if not handle:
-            handle = _search(libname, sonames, env_var, wheel_subdirs, toolkit_subdirs)
+            # An empty toolkit_subdirs (a spec naming none) is the default.
+            handle = _search(libname, sonames, env_var, wheel_subdirs, toolkit_subdirs or _TOOLKIT_SUBDIRS)
             _handles[libname] = handle
     return handle
 
@@ -295,7 +296,7 @@ cdef int open_resolver(Resolver* r, dict library, bytes proc_address_function, d
     if mode not in _DEFAULT_STREAM_MODES:
         raise ValueError(f"CUBIND_DEFAULT_STREAM must be one of {list(_DEFAULT_STREAM_MODES)}, got {mode!r}")
     r.library = open_library(library["libname"], library["sonames"], library["env_var"], library["wheel_subdirs"],
-                             library["toolkit_subdirs"] or _TOOLKIT_SUBDIRS)
+                             library["toolkit_subdirs"])
     if proc_address_function is not None:
         address = <ProcAddress>find_symbol(r.library, proc_address_function)
         if address == NULL:

@@ -37,7 +37,7 @@ def _line(name: str, args: dict) -> str:
     label = f"{LABELS.get(name, name)} ({', '.join(args['sonames'])})"
     try:
         handle = loader.load(name, args["sonames"], args["env_var"], args["wheel_subdirs"],
-                             args.get("toolkit_subdirs") or ("lib64", "lib"))  # empty: the loader's default
+                             args.get("toolkit_subdirs", ()))  # empty: the loader's default
     except loader.LibraryNotFoundError as exc:
         # The first line says what is missing and what provides it; the
         # places searched follow in the error a call raises.

@@ -98,6 +98,22 @@ def test_finds_nvrtc(clean_env, cuda_home):
 
 
 @needs_nvrtc
+def test_empty_toolkit_subdirs_are_the_default(tmp_path):
+    """A spec naming no toolkit_subdirs makes its C layer pass an empty tuple
+    (its _LIBRARY): the toolkit's lib64 is searched, as by default, before
+    the system loader (a toolkit of links of its own, in a fresh process)."""
+    (tmp_path / "lib64").mkdir()
+    (tmp_path / "lib64" / NVRTC_SONAME).symlink_to(NVRTC)
+    code = (f"from _cubind import loader\n"
+            f"print(loader.library_path(loader.load('nvrtc', ({NVRTC_SONAME!r},), 'CUBIND_NO_SUCH_VAR', (), ())))")
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_PATH", "CUBIND_NVRTC_LIBRARY")}
+    env.update(CUDA_HOME=str(tmp_path), PYTHONPATH=pythonpath(REPO))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(tmp_path / "lib64" / NVRTC_SONAME)
+
+
+@needs_nvrtc
 def test_handle_is_cached(clean_env, tmp_path):
     name = fresh("nvrtc")
     handle = _loader.load(name, *NVRTC_ARGS)
