@@ -213,10 +213,9 @@ def convert(kernel, param, value, getter=UNSEEN):
                                 f"({exc})") from exc
             return _int_bytes(kernel, param, address, 8, False)
     if isinstance(value, float):
-        if param.kind == F32 or (param.kind == ANY and size == 4):
-            return _float_bytes(kernel, param, value, 4)
-        if param.kind == F64 or (param.kind == ANY and size == 8):
-            return _float_bytes(kernel, param, value, 8)
+        width = param.float_width
+        if width:
+            return _float_bytes(kernel, param, value, width)
         if param.kind == INT and value.is_integer():
             return _int_bytes(kernel, param, int(value), size, param.signed)
         raise TypeError(f"{describe(kernel, param)}: expected an int, got float {value!r}")

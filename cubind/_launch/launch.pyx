@@ -223,6 +223,7 @@ cdef class Plan:
     cdef readonly object name
     cdef int* kinds
     cdef int* sizes
+    cdef int* float_widths  # Param.float_width: a Python float's bytes here, 0 for none
     cdef int* signs
     cdef Py_ssize_t* offsets
     # Per parameter, the device-array type last met there and its getter
@@ -241,15 +242,18 @@ cdef class Plan:
         count = self.n if self.n else 1
         self.kinds = <int*>malloc(count * sizeof(int))
         self.sizes = <int*>malloc(count * sizeof(int))
+        self.float_widths = <int*>malloc(count * sizeof(int))
         self.signs = <int*>malloc(count * sizeof(int))
         self.offsets = <Py_ssize_t*>malloc(count * sizeof(Py_ssize_t))
         self.seen_types = <PyObject**>calloc(count, sizeof(PyObject*))
         self.seen_getters = <PyObject**>calloc(count, sizeof(PyObject*))
-        if not (self.kinds and self.sizes and self.signs and self.offsets and self.seen_types and self.seen_getters):
+        if not (self.kinds and self.sizes and self.float_widths and self.signs and self.offsets and self.seen_types
+                and self.seen_getters):
             raise MemoryError()
         for i, param in enumerate(self.params):
             self.kinds[i] = param.kind
             self.sizes[i] = param.size
+            self.float_widths[i] = param.float_width
             self.signs[i] = param.signed
             align = 16 if param.size > 8 else 8
             offset = (offset + align - 1) // align * align
@@ -265,6 +269,7 @@ cdef class Plan:
                 _xdecref(self.seen_getters[i])
         free(self.kinds)
         free(self.sizes)
+        free(self.float_widths)
         free(self.signs)
         free(self.offsets)
         free(self.seen_types)
@@ -299,7 +304,7 @@ cdef class Plan:
         ``stream``: the launch's (a DLPack producer orders its work before
         it), where ``launched``; else none (a graph node's arguments)."""
         cdef Py_ssize_t i
-        cdef int kind, size
+        cdef int kind, size, width
         cdef char* p
         cdef double d
         cdef object value, address
@@ -313,13 +318,14 @@ cdef class Plan:
             kind = self.kinds[i]
             size = self.sizes[i]
             if type(value) is float:
-                if kind == K_F32 or (kind == K_ANY and size == 4):
+                width = self.float_widths[i]
+                if width == 4:
                     d = PyFloat_AS_DOUBLE(value)
                     if fabs(d) > FLT_MAX and isfinite(d):
                         convert(self.name, self.params[i], value)  # raises the OverflowError
                     (<float*>p)[0] = <float>d
                     continue
-                if kind == K_F64 or (kind == K_ANY and size == 8):
+                if width == 8:
                     (<double*>p)[0] = PyFloat_AS_DOUBLE(value)
                     continue
             elif type(value) is int:
@@ -568,11 +574,6 @@ cdef class KernelBase:
         cdef unsigned int b[3]
         cdef unsigned int smem = 0
         cdef uintptr_t hstream = 0
-        cdef unsigned long long stack_words[STACK_WORDS]
-        cdef void* stack_ptrs[STACK_PARAMS]
-        cdef char* buf = <char*>stack_words
-        cdef void** ptrs = stack_ptrs
-        cdef cdrv.CUresult err
         cdef Plan plan = self._usable_plan()
         if len(args) < 2:
             raise TypeError(f"{plan.name}: a launch takes grid and block first: kernel(grid, block, *args)")
@@ -582,58 +583,65 @@ cdef class KernelBase:
             hstream = _stream_value(None)
         _dim3(<object>PyTuple_GET_ITEM(args, 0), "grid", g)
         _dim3(<object>PyTuple_GET_ITEM(args, 1), "block", b)
-        cdef PyObject* waits = NULL
-        _heap_buffers(plan, &buf, &ptrs)
-        try:
-            plan.pack(args, 2, buf, ptrs, &waits, hstream, True)
-            if waits != NULL:
-                _order_after(plan, &waits, hstream)
-            for attempt in range(2):
-                with nogil:
-                    err = cdrv.cuLaunchKernel(<cdrv.CUfunction>self._func, g[0], g[1], g[2], b[0], b[1], b[2],
-                                              smem, <cdrv.CUstream>hstream, ptrs if plan.n else NULL, NULL)
-                if err != INVALID_CONTEXT or attempt:
-                    break
-                _make_context()  # the first launch in a thread with no context: use the device's
-            if err != 0:
-                _raise(err, "cuLaunchKernel")
-        finally:
-            _xdecref(waits)  # packing failed after finding a producer's stream
-            if buf != <char*>stack_words:
-                free(buf)
-                free(ptrs)
+        _pack_and_launch(plan, self._func, args, 2, hstream, g, b, smem, NULL)
 
     cdef _launch_ex(self, uintptr_t config_addr, stream, tuple args):
         """cuLaunchKernelEx with a copy of the CUlaunchConfig at ``config_addr``
         (owned by the caller's LaunchConfig) and ``stream``."""
         cdef cdrv.CUlaunchConfig cfg
-        cdef unsigned long long stack_words[STACK_WORDS]
-        cdef void* stack_ptrs[STACK_PARAMS]
-        cdef char* buf = <char*>stack_words
-        cdef void** ptrs = stack_ptrs
-        cdef cdrv.CUresult err
         cdef Plan plan = self._usable_plan()
         cfg = (<cdrv.CUlaunchConfig*>config_addr)[0]
         cfg.hStream = <cdrv.CUstream>_stream_value(stream)
-        cdef PyObject* waits = NULL
-        _heap_buffers(plan, &buf, &ptrs)
-        try:
-            plan.pack(args, 0, buf, ptrs, &waits, <uintptr_t>cfg.hStream, True)
-            if waits != NULL:
-                _order_after(plan, &waits, <uintptr_t>cfg.hStream)
-            for attempt in range(2):
-                with nogil:
-                    err = cdrv.cuLaunchKernelEx(&cfg, <cdrv.CUfunction>self._func, ptrs if plan.n else NULL, NULL)
-                if err != INVALID_CONTEXT or attempt:
-                    break
-                _make_context()
-            if err != 0:
-                _raise(err, "cuLaunchKernelEx")
-        finally:
-            _xdecref(waits)  # packing failed after finding a producer's stream
-            if buf != <char*>stack_words:
-                free(buf)
-                free(ptrs)
+        _pack_and_launch(plan, self._func, args, 0, <uintptr_t>cfg.hStream, NULL, NULL, 0, &cfg)
+
+
+cdef inline cdrv.CUresult _driver_launch(uintptr_t func, const unsigned int* g, const unsigned int* b,
+                                         unsigned int smem, uintptr_t stream, cdrv.CUlaunchConfig* cfg,
+                                         void** ptrs) noexcept nogil:
+    """One launch: cuLaunchKernelEx where there is a ``cfg`` (its dimensions,
+    shared bytes and stream), else cuLaunchKernel with the rest."""
+    if cfg != NULL:
+        return cdrv.cuLaunchKernelEx(cfg, <cdrv.CUfunction>func, ptrs, NULL)
+    return cdrv.cuLaunchKernel(<cdrv.CUfunction>func, g[0], g[1], g[2], b[0], b[1], b[2], smem,
+                               <cdrv.CUstream>stream, ptrs, NULL)
+
+
+cdef int _pack_and_launch(Plan plan, uintptr_t func, tuple args, Py_ssize_t start, uintptr_t stream,
+                          const unsigned int* g, const unsigned int* b, unsigned int smem,
+                          cdrv.CUlaunchConfig* cfg) except -1:
+    """Packs ``args[start:]`` by ``plan`` and launches ``func`` on ``stream``
+    (also ``cfg.hStream`` where ``cfg`` is given), after the producers'
+    streams the arguments name: ``kernel(...)`` and ``launch(...)`` share
+    it, so the buffers, the retry and the clean-up are written once. A C
+    function with the stack buffers here: no Python object per launch."""
+    cdef unsigned long long stack_words[STACK_WORDS]
+    cdef void* stack_ptrs[STACK_PARAMS]
+    cdef char* buf = <char*>stack_words
+    cdef void** ptrs = stack_ptrs
+    cdef void** params
+    cdef PyObject* waits = NULL
+    cdef cdrv.CUresult err
+    cdef int attempt
+    _heap_buffers(plan, &buf, &ptrs)
+    try:
+        plan.pack(args, start, buf, ptrs, &waits, stream, True)
+        if waits != NULL:
+            _order_after(plan, &waits, stream)
+        params = ptrs if plan.n else NULL
+        for attempt in range(2):
+            with nogil:
+                err = _driver_launch(func, g, b, smem, stream, cfg, params)
+            if err != INVALID_CONTEXT or attempt:
+                break
+            _make_context()  # the first launch in a thread with no context: use the device's
+        if err != 0:
+            _raise(err, "cuLaunchKernel" if cfg == NULL else "cuLaunchKernelEx")
+    finally:
+        _xdecref(waits)  # packing failed after finding a producer's stream
+        if buf != <char*>stack_words:
+            free(buf)
+            free(ptrs)
+    return 0
 
 
 def launch(stream, config, kernel, *args):

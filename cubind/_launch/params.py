@@ -53,6 +53,20 @@ class Param(namedtuple("Param", "index kind size signed pointer text", defaults=
         8-byte integer parameter, or an 8-byte one typed by its size only."""
         return self.size == 8 and self.kind in (INT, ANY)
 
+    @property
+    def float_width(self) -> int:
+        """The bytes a Python float is packed into: 4 (float32) or 8
+        (float64), by the PTX type or, for a parameter typed by its size
+        only, by that size; 0 where the parameter takes no float as one (an
+        integer one takes a whole float as an int, others refuse it).
+        Decided here alone: the launch path's plan copies it per parameter
+        and args.convert reads it, so the two paths cannot disagree."""
+        if self.kind == F32 or (self.kind == ANY and self.size == 4):
+            return 4
+        if self.kind == F64 or (self.kind == ANY and self.size == 8):
+            return 8
+        return 0
+
 
 Param.__doc__ = """One kernel parameter: ``kind`` (F32, F64, INT, BYTES or ANY), ``size``
 in bytes, ``signed`` (for INT: a ``.sN`` type), ``pointer`` (PTX marks it
