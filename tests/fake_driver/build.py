@@ -1,4 +1,5 @@
-"""Builds the C stand-ins of tests/fake_driver: fake_libcuda.c as libcuda.so.1,
+"""Builds the C stand-ins of tests/fake_driver: fake_libcuda.c with the
+emulated GPU's parts (emulated_*.c) as libcuda.so.1,
 fake_libcudart.c as libcudart.so.13 and fake_libnvml.c as libnvidia-ml.so.1
 (compiled against the real nvml.h, whose directory the caller gives). The one place they are compiled,
 with one set of flags, for the test suite (tests/conftest.py's
@@ -15,11 +16,12 @@ import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# name -> (source, soname, the unversioned name to link against)
+# name -> (sources, soname, the unversioned name to link against)
 LIBRARIES = {
-    "cuda": ("fake_libcuda.c", "libcuda.so.1", "libcuda.so"),
-    "cudart": ("fake_libcudart.c", "libcudart.so.13", "libcudart.so"),
-    "nvml": ("fake_libnvml.c", "libnvidia-ml.so.1", "libnvidia-ml.so"),
+    "cuda": (("fake_libcuda.c", "emulated_record.c", "emulated_memory.c", "emulated_events.c",
+              "emulated_kernels.c"), "libcuda.so.1", "libcuda.so"),
+    "cudart": (("fake_libcudart.c",), "libcudart.so.13", "libcudart.so"),
+    "nvml": (("fake_libnvml.c",), "libnvidia-ml.so.1", "libnvidia-ml.so"),
 }
 
 # The same flags for the suite and the bench (only the soname is asked for: see build).
@@ -48,11 +50,12 @@ def build(directory, libraries=("cuda",), soname=False, include_dirs=()):
     os.makedirs(directory, exist_ok=True)
     built = {}
     for name in libraries:
-        source, file_name, link = LIBRARIES[name]
+        sources, file_name, link = LIBRARIES[name]
         lib = os.path.join(directory, file_name)
         flags = [*CFLAGS, f"-Wl,-soname,{file_name}"] if soname else CFLAGS
         includes = [f"-I{d}" for d in include_dirs]
-        subprocess.run([cc, *flags, *includes, "-o", lib, os.path.join(HERE, source)], check=True)
+        paths = [os.path.join(HERE, source) for source in sources]
+        subprocess.run([cc, *flags, *includes, "-o", lib, *paths, "-lm", "-lpthread"], check=True)
         if not os.path.lexists(os.path.join(directory, link)):
             os.symlink(file_name, os.path.join(directory, link))
         built[name] = lib

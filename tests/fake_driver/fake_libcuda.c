@@ -56,6 +56,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emulated.h"
+
 typedef unsigned long long cuuint64_t;
 
 #define FAKE_MAX_REQUESTS 4096
@@ -78,7 +80,7 @@ unsigned long long fake_last_stream = 0; /* the stream of the last cuLaunchKerne
 /* The function (or kernel cast to one) of the last launch or occupancy query. */
 unsigned long long fake_last_function = 0;
 
-static int fake_sticky = 0;
+int fake_sticky = 0; /* shared with the emulated GPU's files (emulated.h) */
 /* The current context is per thread, as the real driver's is. */
 static __thread void *fake_current = NULL;
 static __thread void *fake_stack[64];
@@ -106,7 +108,7 @@ static unsigned long long fake_new(const char *name, unsigned long long size) {
  * CUDA_ERROR_NOT_READY, which a query answers in the normal course), appended
  * at once: tests/conftest.py fails a test whose calls failed unless it is
  * marked provokes_api_error, as compute-sanitizer reports each on a GPU. */
-static int fake_fail(const char *func, int rc) {
+int fake_fail(const char *func, int rc) {
     const char *path = getenv("FAKE_FAILED_LOG");
     if (path && rc != 0 && rc != 600) {
         FILE *f = fopen(path, "a");
@@ -155,11 +157,15 @@ static int f_cuCtxGetCurrent(void **ctx) { *ctx = fake_current; return 0; }
 static int f_cuCtxSetCurrent(void *ctx) { fake_current = ctx; return 0; }
 static int f_cuCtxGetDevice(int *d) { if (!fake_current) return fake_fail(__func__, 201); *d = 0; return fake_fail(__func__, fake_sticky); }
 static int f_cuCtxPushCurrent(void *ctx) {
+    int rc = emu_call("cuCtxPushCurrent", 1, (emu_u64)ctx);
+    if (rc) return fake_fail(__func__, rc);
     if (fake_depth < 64) fake_stack[fake_depth++] = fake_current;
     fake_current = ctx;
     return 0;
 }
 static int f_cuCtxPopCurrent(void **ctx) {
+    int rc = emu_call("cuCtxPopCurrent", 0);
+    if (rc) return fake_fail(__func__, rc);
     if (ctx) *ctx = fake_current;
     fake_current = fake_depth ? fake_stack[--fake_depth] : NULL;
     return 0;
@@ -167,27 +173,46 @@ static int f_cuCtxPopCurrent(void **ctx) {
 static int f_cuDevicePrimaryCtxRetain(void **ctx, int dev) { *ctx = (void *)(0xC000ULL + dev); fake_log("cuDevicePrimaryCtxRetain", dev); return 0; }
 static int f_cuDevicePrimaryCtxRelease(int dev) { fake_log("cuDevicePrimaryCtxRelease", dev); return 0; }
 static int f_cuDevicePrimaryCtxReset(int dev) { fake_log("cuDevicePrimaryCtxReset", dev); fake_sticky = 0; return 0; }
-static int f_cuMemAlloc(unsigned long long *p, size_t n) {
-    if (fake_sticky) return fake_fail(__func__, fake_sticky);
-    if (fake_capture_forbids(__func__)) return fake_fail(__func__, 900);
-    *p = fake_new("cuMemAlloc", n);
+/* Device memory is the emulated GPU's (emulated_memory.c): host memory, checked. */
+static int fake_alloc(const char *func, unsigned long long *p, size_t n) {
+    int rc = emu_alloc(p, n, 0);
+    if (rc) return fake_fail(func, rc);
+    fake_log("cuMemAlloc", *p);
     return 0;
+}
+static int fake_free(const char *func, unsigned long long p) {
+    if (fake_sticky) return fake_fail(func, fake_sticky);
+    fake_log("cuMemFree", p);
+    return emu_free(func, p, 0);
+}
+static int f_cuMemAlloc(unsigned long long *p, size_t n) {
+    int rc = emu_call("cuMemAlloc", 1, (emu_u64)n);
+    if (rc || (rc = fake_sticky)) return fake_fail(__func__, rc);
+    if (fake_capture_forbids(__func__)) return fake_fail(__func__, 900);
+    return fake_alloc("cuMemAlloc", p, n);
 }
 static int f_cuMemAllocAsync(unsigned long long *p, size_t n, void *s) {
+    int rc;
     if (fake_stream_dead(s)) return fake_fail(__func__, 400);
     if (fake_captured(s, 5, "cuMemAllocAsync node")) { /* FAKE_NODE_MEM_ALLOC: the graph's own memory */
-        *p = fake_new("cuMemAllocAsync (captured)", n);
+        if ((rc = emu_alloc(p, n, 0))) return fake_fail(__func__, rc); /* real, so that a later free finds it */
+        fake_log("cuMemAllocAsync (captured)", *p);
         return 0;
     }
-    if (fake_sticky) return fake_fail(__func__, fake_sticky);
-    *p = fake_new("cuMemAlloc", n);
-    return 0;
+    rc = emu_call("cuMemAllocAsync", 2, (emu_u64)n, (emu_u64)s);
+    if (rc || (rc = fake_sticky)) return fake_fail(__func__, rc);
+    return fake_alloc("cuMemAllocAsync", p, n);
 }
-static int f_cuMemFree(unsigned long long p) { if (fake_sticky) return fake_fail(__func__, fake_sticky); fake_log("cuMemFree", p); return 0; }
+static int f_cuMemFree(unsigned long long p) {
+    int rc = emu_call("cuMemFree", 1, p);
+    return rc ? fake_fail(__func__, rc) : fake_free("cuMemFree", p);
+}
 static int f_cuMemFreeAsync(unsigned long long p, void *s) {
+    int rc;
     if (fake_stream_dead(s)) return fake_fail(__func__, 400); /* a real driver may crash here */
     if (fake_captured(s, 6, "cuMemFreeAsync node")) return 0; /* FAKE_NODE_MEM_FREE */
-    return f_cuMemFree(p);
+    rc = emu_call("cuMemFreeAsync", 2, p, (emu_u64)s);
+    return rc ? fake_fail(__func__, rc) : fake_free("cuMemFreeAsync", p);
 }
 /* A new context is current in the creating thread, as the real driver's is. */
 static int f_cuCtxCreate(void **ctx, void *params, unsigned flags, int dev) {
@@ -205,18 +230,20 @@ int cuCtxCreate_v4(void **ctx, void *params, unsigned flags, int dev) { return f
 int cuCtxDestroy_v2(void *ctx) { return f_cuCtxDestroy(ctx); }
 /* Synchronous copies need a current context, as the real driver's do: a
  * thread that never made one current gets CUDA_ERROR_INVALID_CONTEXT. */
-static int f_cuMemcpyHtoD(unsigned long long dst, const void *src, size_t n) {
-    (void)dst; (void)src; (void)n;
-    if (!fake_current) return fake_fail(__func__, 201);
-    if (fake_capture_forbids(__func__)) return fake_fail(__func__, 900); /* synchronous: not during a capture */
-    return fake_fail(__func__, fake_sticky);
-}
-static int f_cuMemcpyDtoH(void *dst, unsigned long long src, size_t n) {
-    (void)dst; (void)src; (void)n;
-    if (!fake_current) return fake_fail(__func__, 201);
-    if (fake_capture_forbids(__func__)) return fake_fail(__func__, 900);
-    return fake_fail(__func__, fake_sticky);
-}
+/* Ends: 1 device memory, 0 host memory, 2 either (emu_copy). */
+#define FAKE_COPY(NAME, DST_T, SRC_T, TO, FROM)                                                          \
+    static int f_##NAME(DST_T dst, SRC_T src, size_t n) {                                              \
+        int rc = emu_call(#NAME, 3, (emu_u64)dst, (emu_u64)src, (emu_u64)n);                           \
+        if (rc) return fake_fail(#NAME, rc);                                                           \
+        if (!fake_current) return fake_fail(#NAME, 201);                                               \
+        if (fake_capture_forbids(#NAME)) return fake_fail(#NAME, 900); /* synchronous: not in a capture */ \
+        if (fake_sticky) return fake_fail(#NAME, fake_sticky);                                         \
+        return emu_copy(#NAME, (emu_u64)dst, TO, (emu_u64)src, FROM, n);                               \
+    }
+FAKE_COPY(cuMemcpyHtoD, unsigned long long, const void *, 1, 0)
+FAKE_COPY(cuMemcpyDtoH, void *, unsigned long long, 0, 1)
+FAKE_COPY(cuMemcpyDtoD, unsigned long long, unsigned long long, 1, 1)
+FAKE_COPY(cuMemcpy, unsigned long long, unsigned long long, 2, 2)
 static int f_cuStreamCreateWithPriority(void **s, unsigned flags, int prio) {
     (void)flags; (void)prio;
     if (fake_sticky) return fake_fail(__func__, fake_sticky);
@@ -230,20 +257,30 @@ static int f_cuStreamDestroy(void *s) {
     if (fake_dead_count < FAKE_DEAD_MAX) fake_dead_streams[fake_dead_count++] = (unsigned long long)s;
     return 0;
 }
+/* Events are the emulated GPU's too (emulated_events.c): used or destroyed
+   after their destruction, they are refused. */
 static int f_cuEventCreate(void **e, unsigned flags) {
-    (void)flags;
-    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    int rc = emu_call("cuEventCreate", 1, (emu_u64)flags);
+    if (rc || (rc = fake_sticky)) return fake_fail(__func__, rc);
     *e = (void *)fake_new("cuEventCreate", 0);
+    emu_event_made((emu_u64)*e);
     return 0;
 }
-static int f_cuEventDestroy(void *e) { if (fake_sticky) return fake_fail(__func__, fake_sticky); fake_log("cuEventDestroy", (unsigned long long)e); return 0; }
+static int f_cuEventDestroy(void *e) {
+    int rc = emu_call("cuEventDestroy", 1, (emu_u64)e);
+    if (rc || (rc = fake_sticky)) return fake_fail(__func__, rc);
+    fake_log("cuEventDestroy", (unsigned long long)e);
+    return emu_event_destroy((emu_u64)e);
+}
 static int f_cuLibraryLoadData(void **lib) {
     if (fake_sticky) return fake_fail(__func__, fake_sticky);
     *lib = (void *)fake_new("cuLibraryLoadData", 0);
     return 0;
 }
 static int f_cuLibraryUnload(void *lib) { fake_log("cuLibraryUnload", (unsigned long long)lib); return 0; }
-static int f_cuLibraryGetKernel(void **k, void *lib, const char *name) { (void)lib; (void)name; *k = (void *)0x4000; return fake_fail(__func__, fake_sticky); }
+/* Kernels by name: cubind.Array's own are run by the emulated GPU (emulated_kernels.c). */
+static int f_cuLibraryGetKernel(void **k, void *lib, const char *name) { (void)lib; *k = (void *)emu_kernel_handle(name); return fake_fail(__func__, fake_sticky); }
+static int f_cuModuleGetFunction(void **f, void *mod, const char *name) { (void)mod; *f = (void *)emu_kernel_handle(name); return fake_fail(__func__, fake_sticky); }
 
 static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                        unsigned shared, void *stream, void **params, void **extra) {
@@ -256,6 +293,8 @@ static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     static int faulted = 0;
     if (getenv("FAKE_FAULT_ON_LAUNCH") && !faulted++) fake_sticky = 700;
     for (int i = 0; i < fake_record_args && i < FAKE_MAX_ARGS; i++) memcpy(&fake_args[i], params[i], 8);
+    int rc = 0;
+    if (emu_launch((emu_u64)f, params, (emu_u64)stream, &rc)) return rc;
     return 0;
 }
 
@@ -540,7 +579,7 @@ static unsigned long long fake_capture_graph = 0, fake_capture_last = 0;
 int fake_capture_status = 0;                  /* CUstreamCaptureStatus: 0 none, 1 active, 2 invalidated */
 int fake_capture_count = 0;                   /* captures begun */
 
-static int fake_is_capturing(void *stream) { return fake_capture_status && stream == fake_capture_stream; }
+int fake_is_capturing(void *stream) { return fake_capture_status && stream == fake_capture_stream; }
 
 /* A node of the capture's graph after the previous one, when ``stream`` is
  * the capturing stream (the node is then made and 1 returned); 0 otherwise. */
@@ -589,10 +628,11 @@ static int fake_capture_forbids(const char *func) {
 static void *fake_captured_events[FAKE_CAPTURED_EVENTS];
 static int fake_captured_event_count = 0;
 static int f_cuEventRecord(void *event, void *stream) {
-    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    int rc = emu_call("cuEventRecord", 2, (emu_u64)event, (emu_u64)stream);
+    if (rc || (rc = fake_sticky)) return fake_fail(__func__, rc);
     if (fake_is_capturing(stream) && fake_captured_event_count < FAKE_CAPTURED_EVENTS)
         fake_captured_events[fake_captured_event_count++] = event;
-    return 0;
+    return emu_event_use("cuEventRecord", (emu_u64)event);
 }
 static int fake_capture_waits_outside(void *stream, void *event) {
     if (!fake_is_capturing(stream)) return 0;
@@ -648,7 +688,8 @@ static int f_cuStreamGetCaptureInfo(void *stream, int *status, unsigned long lon
 }
 /* A synchronisation: forbidden during a capture. */
 static int f_cuStreamSynchronize(void *stream) {
-    (void)stream;
+    int rc = emu_call("cuStreamSynchronize", 1, (emu_u64)stream);
+    if (rc) return fake_fail(__func__, rc);
     if (fake_capture_forbids(__func__)) return fake_fail(__func__, 900);
     return fake_fail(__func__, fake_sticky);
 }
@@ -660,35 +701,56 @@ static int f_cuStreamQuery(void *stream) {
     if (fake_is_capturing(stream) && fake_capture_forbids(__func__)) return fake_fail(__func__, 900);
     return fake_fail(__func__, fake_sticky);
 }
-static int f_cuMemcpySync(void) {
-    if (fake_capture_forbids("cuMemcpy (synchronous)")) return fake_fail("cuMemcpy (synchronous)", 900);
-    return fake_fail(__func__, fake_sticky);
-}
 /* Asynchronous copies and memsets: nodes on the capturing stream, else nothing. */
 /* Asynchronous copies copy nothing; those that run (not captured) are
    counted and the last one's ends and size kept, for tests to read. */
 int fake_copy_count = 0;
 unsigned long long fake_last_copy[3]; /* dst, src, bytes */
-static int f_cuMemcpyAsync3(unsigned long long dst, unsigned long long src, size_t n, void *stream) {
+static int fake_copy_async(const char *func, unsigned long long dst, int to, unsigned long long src, int from,
+                           size_t n, void *stream) {
     struct fake_node *node;
-    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    if (fake_sticky) return fake_fail(func, fake_sticky);
     node = fake_capture_node(stream, FAKE_NODE_MEMCPY, "captured copy node");
     if (node) {
         node->dst = dst, node->src = src, node->bytes = n;
-    } else {
-        fake_copy_count++;
-        fake_last_copy[0] = dst, fake_last_copy[1] = src, fake_last_copy[2] = n;
+        return 0;
     }
-    return 0;
+    fake_copy_count++;
+    fake_last_copy[0] = dst, fake_last_copy[1] = src, fake_last_copy[2] = n;
+    return emu_copy(func, dst, to, src, from, n);
 }
-static int f_cuMemsetAsync(unsigned long long dst, unsigned value, size_t n, void *stream) {
+#define FAKE_COPY_ASYNC(NAME, DST_T, SRC_T, TO, FROM)                                                    \
+    static int f_##NAME(DST_T dst, SRC_T src, size_t n, void *stream) {                                \
+        int rc = fake_is_capturing(stream) ? 0                                                          \
+                 : emu_call(#NAME, 4, (emu_u64)dst, (emu_u64)src, (emu_u64)n, (emu_u64)stream);          \
+        if (rc) return fake_fail(#NAME, rc);                                                           \
+        return fake_copy_async(#NAME, (emu_u64)dst, TO, (emu_u64)src, FROM, n, stream);                \
+    }
+FAKE_COPY_ASYNC(cuMemcpyAsync, unsigned long long, unsigned long long, 2, 2)
+FAKE_COPY_ASYNC(cuMemcpyDtoDAsync, unsigned long long, unsigned long long, 1, 1)
+FAKE_COPY_ASYNC(cuMemcpyHtoDAsync, unsigned long long, const void *, 1, 0)
+FAKE_COPY_ASYNC(cuMemcpyDtoHAsync, void *, unsigned long long, 0, 1)
+static int fake_memset_async(const char *func, unsigned long long dst, unsigned value, size_t n, int width,
+                             void *stream) {
     struct fake_node *node;
-    (void)value;
-    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    if (fake_sticky) return fake_fail(func, fake_sticky);
     node = fake_capture_node(stream, FAKE_NODE_MEMSET, "captured memset node");
-    if (node) node->dst = dst, node->bytes = n;
-    return 0;
+    if (node) {
+        node->dst = dst, node->bytes = n;
+        return 0;
+    }
+    return emu_memset(func, dst, value, n, width);
 }
+#define FAKE_MEMSET_ASYNC(NAME, WIDTH, TYPE)                                                             \
+    static int f_##NAME(unsigned long long dst, TYPE value, size_t n, void *stream) {                 \
+        int rc = fake_is_capturing(stream) ? 0                                                          \
+                 : emu_call(#NAME, 4, (emu_u64)dst, (emu_u64)value, (emu_u64)n, (emu_u64)stream);        \
+        if (rc) return fake_fail(#NAME, rc);                                                           \
+        return fake_memset_async(#NAME, dst, value, n, WIDTH, stream);                                 \
+    }
+FAKE_MEMSET_ASYNC(cuMemsetD8Async, 1, unsigned char)
+FAKE_MEMSET_ASYNC(cuMemsetD16Async, 2, unsigned short)
+FAKE_MEMSET_ASYNC(cuMemsetD32Async, 4, unsigned)
 /* cuGraphNodeGetType: CUgraphNodeType of the node table's kinds. */
 static int f_cuGraphNodeGetType(unsigned long long handle, int *type) {
     static const int types[] = {-1, 0 /* kernel */, 1 /* memcpy */, 5 /* empty */, 2 /* memset */,
@@ -767,7 +829,9 @@ static int f_cuGraphKernelNodeSetParams(unsigned long long node, const struct fa
 }
 static int fake_capture_waits_outside(void *stream, void *event);
 static int f_cuStreamWaitEvent(void *stream, void *event, unsigned flags) {
-    (void)flags;
+    int rc = emu_call("cuStreamWaitEvent", 3, (emu_u64)stream, (emu_u64)event, (emu_u64)flags);
+    if (rc) return fake_fail(__func__, rc);
+    if ((rc = emu_event_use("cuStreamWaitEvent", (emu_u64)event))) return rc;
     if (fake_capture_waits_outside(stream, event)) return fake_fail(__func__, 905); /* _CAPTURE_ISOLATION */
     fake_stream_wait_count++;
     fake_last_wait_stream = (unsigned long long)stream;
@@ -782,24 +846,30 @@ static int f_cuLaunchHostFunc(void *stream, void (*fn)(void *), void *data) {
     return 0;
 }
 static int f_cuEventQuery(void *event) {
-    (void)event;
-    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    int rc = emu_call("cuEventQuery", 1, (emu_u64)event);
+    if (rc || (rc = fake_sticky)) return fake_fail(__func__, rc);
+    if ((rc = emu_event_query((emu_u64)event))) return rc;
     if (fake_event_pending > 0) {
         fake_event_pending--;
         return 600; /* CUDA_ERROR_NOT_READY */
     }
     return 0;
 }
+/* Pinned host memory is real, zeroed, and among the emulated GPU's
+   allocations (the device reaches it through unified addressing). */
 static int f_cuMemHostAlloc(void **p, size_t n, unsigned flags) {
+    unsigned long long addr;
+    int rc;
     (void)flags;
     if (fake_sticky) return fake_fail(__func__, fake_sticky);
-    *p = calloc(1, n ? n : 1);
-    fake_log("cuMemHostAlloc", (unsigned long long)*p);
+    if ((rc = emu_alloc(&addr, n, 1))) return fake_fail(__func__, rc);
+    *p = (void *)addr;
+    fake_log("cuMemHostAlloc", addr);
     return 0;
 }
 /* cuMemAllocHost (cuda.core's LegacyPinnedMemoryResource) as cuMemHostAlloc. */
 static int f_cuMemAllocHost(void **p, size_t n) { return f_cuMemHostAlloc(p, n, 0); }
-static int f_cuMemFreeHost(void *p) { fake_log("cuMemFreeHost", (unsigned long long)p); free(p); return 0; }
+static int f_cuMemFreeHost(void *p) { fake_log("cuMemFreeHost", (unsigned long long)p); return emu_free("cuMemFreeHost", (emu_u64)p, 1); }
 static int f_cuMemHostGetDevicePointer(unsigned long long *d, void *p, unsigned flags) {
     (void)flags;
     *d = (unsigned long long)p; /* unified addressing: the same address */
@@ -848,6 +918,7 @@ static int f_cuEventCreateFromEGLSync(void **event, void *sync, unsigned flags) 
     (void)flags;
     if (!sync) return fake_fail(__func__, 1);
     *event = (void *)fake_new("cuEventCreate", 0);
+    emu_event_made((emu_u64)*event);
     return 0;
 }
 
@@ -964,13 +1035,16 @@ static int f_cuMemPoolSetAttribute(unsigned long long pool, int attr, void *valu
     }
     return fake_fail(__func__, fake_sticky);
 }
-/* With FAKE_COMPUTE_CAPABILITY=90 (major * 10 + minor), the device answers
+/* With FAKE_COMPUTE_CAPABILITY=90 (major * 10 + minor), or
+   fake_compute_capability_set set to it in the process, the device answers
    its attributes and name as such a GPU would (132 SMs, 1024 threads a
    block, warps of 32, 48 KiB of shared memory a block; 0 for the rest), for
    a library that reads them through the C level into its own variables
    (cuda.core 1.2's Device): unset, they stay unwritten, as before. */
+int fake_compute_capability_set = 0; /* set through ctypes, it wins over the variable */
 static int fake_compute_capability(void) {
     const char *cc = getenv("FAKE_COMPUTE_CAPABILITY");
+    if (fake_compute_capability_set) return fake_compute_capability_set;
     return cc ? atoi(cc) : 0;
 }
 static int f_cuDeviceGetAttribute(int *value, int attribute, int dev) {
@@ -1069,14 +1143,16 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuStreamSynchronize", (void *)f_cuStreamSynchronize},
     {"cuCtxSynchronize", (void *)f_cuCtxSynchronize},
     {"cuStreamQuery", (void *)f_cuStreamQuery},
-    {"cuMemcpyDtoD", (void *)f_cuMemcpySync},
-    {"cuMemcpyAsync", (void *)f_cuMemcpyAsync3},
-    {"cuMemcpyDtoDAsync", (void *)f_cuMemcpyAsync3},
-    {"cuMemcpyHtoDAsync", (void *)f_cuMemcpyAsync3},
-    {"cuMemcpyDtoHAsync", (void *)f_cuMemcpyAsync3},
-    {"cuMemsetD8Async", (void *)f_cuMemsetAsync},
-    {"cuMemsetD16Async", (void *)f_cuMemsetAsync},
-    {"cuMemsetD32Async", (void *)f_cuMemsetAsync},
+    {"cuMemcpyDtoD", (void *)f_cuMemcpyDtoD},
+    {"cuMemcpy", (void *)f_cuMemcpy},
+    {"cuMemcpyAsync", (void *)f_cuMemcpyAsync},
+    {"cuMemcpyDtoDAsync", (void *)f_cuMemcpyDtoDAsync},
+    {"cuMemcpyHtoDAsync", (void *)f_cuMemcpyHtoDAsync},
+    {"cuMemcpyDtoHAsync", (void *)f_cuMemcpyDtoHAsync},
+    {"cuMemsetD8Async", (void *)f_cuMemsetD8Async},
+    {"cuMemsetD16Async", (void *)f_cuMemsetD16Async},
+    {"cuMemsetD32Async", (void *)f_cuMemsetD32Async},
+    {"cuModuleGetFunction", (void *)f_cuModuleGetFunction},
     {"cuGraphNodeGetType", (void *)f_cuGraphNodeGetType},
     {"cuGraphInstantiate", (void *)f_cuGraphInstantiate_v11000},
     {"cuGraphInstantiateWithFlags", (void *)f_cuGraphInstantiateWithFlags},
@@ -1123,6 +1199,7 @@ int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t 
     *pfn = (void *)fake_success;
     for (size_t i = 0; i < sizeof fake_table / sizeof fake_table[0]; i++)
         if (strcmp(symbol, fake_table[i].name) == 0) *pfn = fake_table[i].fn;
+    if (emu_lookup(symbol)) *pfn = emu_lookup(symbol);
     /* An older ABI of a function whose parameters changed, as the driver
        answers a request at a version before the change. */
     if (strcmp(symbol, "cuGraphAddNode") == 0 && version < 12030) *pfn = (void *)f_cuGraphAddNode_v12000;
@@ -1130,25 +1207,28 @@ int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t 
     return 0;
 }
 
-/* What the C floor program links against by name (the header's _v2.. names). */
+/* What the C floor program links against by name (the header's _v2.. names):
+   memory, copies and events as the emulated GPU has them, the rest succeeding. */
+int cuMemAlloc_v2(unsigned long long *p, size_t n) { return f_cuMemAlloc(p, n); }
+int cuMemFree_v2(unsigned long long p) { return f_cuMemFree(p); }
+int cuMemcpyHtoD_v2(unsigned long long d, const void *s, size_t n) { return f_cuMemcpyHtoD(d, s, n); }
+int cuMemcpyDtoH_v2(void *d, unsigned long long s, size_t n) { return f_cuMemcpyDtoH(d, s, n); }
+int cuMemcpyHtoDAsync_v2(unsigned long long d, const void *s, size_t n, void *stream) {
+    return f_cuMemcpyHtoDAsync(d, s, n, stream);
+}
+int cuEventCreate(void **e, unsigned flags) { return f_cuEventCreate(e, flags); }
+int cuEventDestroy_v2(void *e) { return f_cuEventDestroy(e); }
+int cuEventRecord(void *e, void *stream) { return f_cuEventRecord(e, stream); }
+int cuStreamCreate(void **s, unsigned flags) { return f_cuStreamCreateWithPriority(s, flags, 0); }
 #define FAKE(name) int name(void) { return 0; }
 FAKE(cuInit)
 FAKE(cuDeviceGet)
 FAKE(cuCtxGetCurrent)
 FAKE(cuDeviceGetAttribute)
 FAKE(cuPointerGetAttribute)
-FAKE(cuEventCreate)
-FAKE(cuEventDestroy_v2)
-FAKE(cuEventRecord)
-FAKE(cuStreamCreate)
 FAKE(cuStreamDestroy_v2)
 FAKE(cuStreamQuery)
 FAKE(cuStreamSynchronize)
-FAKE(cuMemAlloc_v2)
-FAKE(cuMemFree_v2)
-FAKE(cuMemcpyHtoDAsync_v2)
-FAKE(cuMemcpyHtoD_v2)
-FAKE(cuMemcpyDtoH_v2)
 FAKE(cuModuleLoadData)
 FAKE(cuModuleUnload)
 FAKE(cuModuleGetFunction)
