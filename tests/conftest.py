@@ -14,6 +14,7 @@ inside the fixtures that need it, and GPU detection uses plain ctypes.
 
 import ctypes
 import functools
+import gc
 import os
 import shutil
 import tempfile
@@ -92,6 +93,39 @@ def pytest_configure(config):
     for variable, name in _CACHE_VARIABLES.items():
         _session_caches[variable] = os.environ.get(variable)
         os.environ[variable] = os.path.join(root, name)
+    if _use_emulation():
+        _load_emulated_driver(root)
+
+
+# The emulated driver this process loaded (pytest_configure), where it did.
+_emulated = {}
+
+
+def _load_emulated_driver(root):
+    """Without a GPU (or with CUBIND_TEST_BACKEND=emulated), this process's
+    cubind runs on the emulated driver: tests/fake_driver built once for the
+    session and loaded here, before any test can load the machine's driver.
+    The variable that names it is set only for the load, so that the child
+    interpreters a test starts choose their driver themselves (Backend.env)."""
+    from tests.fake_driver import build
+
+    cuda = import_cubind_driver()
+    if cuda is None or build.compiler() is None:
+        return
+    library = build.build(os.path.join(root, "emulated-driver"))["cuda"]
+    previous = os.environ.get("CUBIND_CUDA_LIBRARY")
+    os.environ["CUBIND_CUDA_LIBRARY"] = library
+    try:
+        cuda.cuInit(0)
+    finally:
+        if previous is None:
+            os.environ.pop("CUBIND_CUDA_LIBRARY")
+        else:
+            os.environ["CUBIND_CUDA_LIBRARY"] = previous
+    # A GPU of compute capability 9.0 for what this process compiles for it
+    # (cubind.Array's kernels), as FAKE_COMPUTE_CAPABILITY does for a child.
+    ctypes.c_int.in_dll(ctypes.CDLL(library), "fake_compute_capability_set").value = 90
+    _emulated["library"] = library
 
 
 def pytest_unconfigure(config):
@@ -121,17 +155,12 @@ _FAILURES_EXPECTED = ("provokes_api_error", "foreign_code")
 @pytest.fixture(autouse=True)
 def _failed_calls_are_marked(request, tmp_path_factory):
     """Fails a test whose calls the emulated driver answered with an error
-    (tests/fake_driver in child interpreters, tests/_emulated_gpu in process)
-    unless it is marked as expecting them: on a GPU, scripts/gpu-check.sh would
-    report each of them and only its markers keep such a test out."""
-    import sys
-
+    (in this process or in the child interpreters it started) unless it is
+    marked as expecting them: on a GPU, scripts/gpu-check.sh would report
+    each of them and only its markers keep such a test out."""
     log = tmp_path_factory.mktemp("failed-calls") / "log"
     previous = os.environ.get("FAKE_FAILED_LOG")
     os.environ["FAKE_FAILED_LOG"] = str(log)
-    emulated = sys.modules.get("tests._emulated_gpu")
-    if emulated is not None:
-        emulated.FAILED_CALLS.clear()
     try:
         yield
     finally:
@@ -139,12 +168,7 @@ def _failed_calls_are_marked(request, tmp_path_factory):
             os.environ.pop("FAKE_FAILED_LOG", None)
         else:
             os.environ["FAKE_FAILED_LOG"] = previous
-    failed = log.read_text().split("\n") if log.exists() else []
-    emulated = sys.modules.get("tests._emulated_gpu")
-    if emulated is not None:
-        failed += [f"{name} {status}" for name, status in emulated.FAILED_CALLS]
-        emulated.FAILED_CALLS.clear()
-    failed = [line for line in failed if line]
+    failed = [line for line in (log.read_text().split("\n") if log.exists() else []) if line]
     if failed and not any(request.node.get_closest_marker(m) for m in _FAILURES_EXPECTED):
         shown = ", ".join(sorted(set(failed))[:8])
         pytest.fail(f"{len(failed)} driver call(s) failed ({shown}) in a test not marked provokes_api_error: "
@@ -432,6 +456,8 @@ def fake_driver(tmp_path_factory):
     benchmark uses too; skips where there is no C compiler."""
     from tests.fake_driver import build
 
+    if "library" in _emulated:
+        return Path(_emulated["library"])
     if build.compiler() is None:
         pytest.skip("no C compiler to build tests/fake_driver")
     return Path(build.build(tmp_path_factory.mktemp("fake_driver"))["cuda"])
@@ -461,8 +487,10 @@ def fake_nvml(tmp_path_factory):
 
 class Backend:
     """Where a test's CUDA calls go. ``real``: the machine's driver and GPU;
-    otherwise tests/fake_driver, a libcuda.so.1 that succeeds at everything and
-    records what it was handed (``library`` is its path). Code that must load
+    otherwise tests/fake_driver, the emulated driver: a libcuda.so.1 that keeps
+    device memory on the host, runs the array's kernels, records what it was
+    handed and refuses what a real driver would crash on (``library`` is its
+    path; this process runs on it too, loaded at configure time). Code that must load
     the driver runs in a fresh interpreter (the driver is opened once per
     process, and NVRTC must not compile in one that loaded the fake)."""
 
@@ -508,17 +536,29 @@ def backend(request):
 @pytest.fixture
 def array_gpu(request):
     """What cubind.Array runs on: the real GPU where there is one, else the
-    driver functions it calls emulated over host memory (tests/_emulated_gpu.py;
-    the ``emulated_gpu`` fixture, for tests that look at the calls made)."""
+    emulated driver this process loaded (the ``emulated_gpu`` fixture, for
+    tests that look at the calls made)."""
     if _use_emulation():
         return request.getfixturevalue("emulated_gpu")
     return Backend()
 
 
 @pytest.fixture
-def emulated_gpu(monkeypatch):
-    """The driver functions cubind.Array calls, emulated over host memory, on
-    every machine (a test that checks which calls or kernels were used)."""
-    from tests._emulated_gpu import install
+def emulated_gpu():
+    """The emulated driver this process runs on, recording the calls and the
+    array kernels' launches (tests/fake_driver/controls.py), for a test that
+    checks which calls or kernels were used; skipped where the process runs
+    on a real driver (a GPU machine, unless CUBIND_TEST_BACKEND=emulated)."""
+    from tests.fake_driver.controls import EmulatedDriver
 
-    yield from install(monkeypatch)
+    if "library" not in _emulated:
+        pytest.skip("looks at the emulated driver's record: runs where the suite has no GPU "
+                    "(or CUBIND_TEST_BACKEND=emulated)")
+    driver = EmulatedDriver(_emulated["library"])
+    driver.reset()
+    driver.configure()
+    try:
+        yield driver
+    finally:
+        driver.reset()
+        gc.collect()  # what the test dropped is freed while its driver's record is still its own

@@ -20,8 +20,8 @@ from cubind._memory.layout import size_of
 if TYPE_CHECKING:
     from cubind._launch.kernel import Kernel
 
-__all__ = ["copy_strided", "fill_strided", "convert_expr", "PRELUDE", "copy_kernel_source", "fill_kernel_source",
-           "KERNEL_AXES"]
+__all__ = ["copy_strided", "fill_strided", "convert_expr", "PRELUDE", "copy_kernel_name", "copy_kernel_source",
+           "fill_kernel_name", "fill_kernel_source", "KERNEL_AXES"]
 
 KERNEL_AXES = 4
 _BLOCK = 256
@@ -87,9 +87,21 @@ def convert_expr(src, dst):
     return f"({C_TYPES[dst]})({re})"
 
 
-def copy_kernel_source(src, dst, name="cubind_copy"):
+def copy_kernel_name(src, dst):
+    """The copy kernel's name, which says its element types (a profiler's
+    timeline then tells each conversion apart; the no-GPU suite's emulated
+    driver runs it by that name)."""
+    return f"cubind_copy_{src.name}_{dst.name}"
+
+
+def fill_kernel_name(itemsize):
+    return f"cubind_fill_{itemsize}"
+
+
+def copy_kernel_source(src, dst):
     """The strided converting copy from ``src`` to ``dst`` elements (no
     prelude)."""
+    name = copy_kernel_name(src, dst)
     return f"""
 extern "C" __global__ void {name}(const char *src, char *dst, long long n, long long n1, long long n2, long long n3,
         long long a0, long long a1, long long a2, long long a3,
@@ -107,9 +119,10 @@ extern "C" __global__ void {name}(const char *src, char *dst, long long n, long 
 _FILL_TYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long", 16: "b16"}
 
 
-def fill_kernel_source(itemsize, name="cubind_fill"):
+def fill_kernel_source(itemsize):
     """The strided fill of ``itemsize``-byte elements with the bits
     ``(lo, hi)`` (no prelude)."""
+    name = fill_kernel_name(itemsize)
     t = _FILL_TYPES[itemsize]
     value = "b16{lo, hi}" if itemsize == 16 else f"({t})lo"
     return f"""
@@ -173,7 +186,8 @@ def _grid(n):
 def copy_strided(src_ptr, src_dtype, src_strides, dst_ptr, dst_dtype, dst_strides, shape, stream, device):
     """Queues on ``stream`` the copy of ``shape`` elements from the layout at
     ``src_ptr`` to the one at ``dst_ptr``, converting the element type."""
-    kernel = _kernel(("copy", src_dtype, dst_dtype, device), copy_kernel_source(src_dtype, dst_dtype), "cubind_copy")
+    kernel = _kernel(("copy", src_dtype, dst_dtype, device), copy_kernel_source(src_dtype, dst_dtype),
+                     copy_kernel_name(src_dtype, dst_dtype))
     for box, (a, b), (oa, ob) in _boxes(shape, src_strides, dst_strides):
         n = size_of(box)
         if n:
@@ -183,7 +197,7 @@ def copy_strided(src_ptr, src_dtype, src_strides, dst_ptr, dst_dtype, dst_stride
 def fill_strided(dst_ptr, itemsize, dst_strides, shape, bits, stream, device):
     """Queues on ``stream`` the fill of the layout at ``dst_ptr`` with the
     element whose bytes are ``bits``."""
-    kernel = _kernel(("fill", itemsize, device), fill_kernel_source(itemsize), "cubind_fill")
+    kernel = _kernel(("fill", itemsize, device), fill_kernel_source(itemsize), fill_kernel_name(itemsize))
     raw = bytes(bits).ljust(16, b"\0")
     lo, hi = int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little")
     for box, (b,), (ob,) in _boxes(shape, dst_strides):

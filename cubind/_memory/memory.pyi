@@ -4,7 +4,7 @@ from typing import Callable, Iterable
 
 from cubind._core.device_stream_event import _StreamLike
 
-__all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver", "release_all", "abandon", "live_count",
+__all__ = ["DeviceMemory", "ForeignMemory", "release_all", "abandon", "live_count",
            "copy_contiguous", "copy_into"]
 
 class _Owner:
@@ -33,9 +33,6 @@ class ForeignMemory(_Owner):
     dlpack_type: int | None  # DLPack's device type where the memory came from DLPack
     def __init__(self, ptr: int, owner: object, device: int | None = ...,
                  on_release: Callable[[], object] | None = ..., dlpack_type: int | None = ...) -> None: ...
-
-def use_python_driver(on: bool) -> bool:
-    """Routes DeviceMemory's driver calls through the ``cuda`` module's functions (tests); returns the previous setting."""
 
 def copy_contiguous(host: object, ptr: int, to_device: bool) -> None:
     """The default stream's synchronous copy between a C-contiguous numpy array and device memory at ``ptr``."""

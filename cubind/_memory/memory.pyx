@@ -17,8 +17,7 @@ made and dropped (``to_gpu``, ``empty``, each temporary) creates and releases
 one owner: as Python classes they were most of what ``to_gpu`` cost above its
 driver calls, and on the H100 even a few Python-level calls between a 1 MiB
 copy and its allocation or free cost microseconds each (bench/README.md,
-copies). :func:`use_python_driver` routes the calls through the ``cuda``
-module's functions instead, for the no-GPU tests' emulated driver.
+copies).
 """
 
 import sys
@@ -36,13 +35,9 @@ from cubind._core.driver import module as _driver
 from cubind._core.errors import STICKY, CUDAError
 from cubind._core.handles import stream_handle
 
-__all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver", "release_all", "abandon", "live_count",
+__all__ = ["DeviceMemory", "ForeignMemory", "release_all", "abandon", "live_count",
            "copy_contiguous", "copy_into"]
 
-# How DeviceMemory reaches the driver: through its C level (every allocation
-# and release does), or, set by use_python_driver(), through the cuda
-# module's functions, which the no-GPU tests replace with an emulated GPU.
-cdef bint _through_python = False
 cdef list _held = _pending._pending  # entries of queued work holding objects: almost always empty
 # Every DeviceMemory not yet freed is linked into cubind._core.allocations'
 # list (its base class, Allocation), so that what is still referenced when
@@ -60,29 +55,8 @@ cdef bint _exiting = False
 _GONE = frozenset((4, 709)) | STICKY
 
 
-def use_python_driver(bint on):
-    """Routes DeviceMemory's driver calls through the ``cuda`` module's
-    functions (``True``) or their C level (``False``, the default); returns
-    the previous setting. For tests that emulate the driver in Python."""
-    global _through_python
-    previous, _through_python = _through_python, on
-    return previous
-
-
 cdef _fail(int err, str call):
     raise CUDAError(_driver().CUresult(err), call)
-
-
-cdef object _ok(tuple result, str call):
-    """The output of a 1:1 call of one output, or CUDAError."""
-    if result[0] != 0:
-        raise CUDAError(result[0], call)
-    return result[1]
-
-
-cdef object _status(tuple result, str call):
-    if result[0] != 0:
-        raise CUDAError(result[0], call)
 
 
 def copy_contiguous(object host, object ptr, bint to_device):
@@ -93,9 +67,6 @@ def copy_contiguous(object host, object ptr, bint to_device):
     for the current context through the 1:1 functions and copied through
     them."""
     cdef Py_buffer view
-    if _through_python:
-        _copy_python(host, ptr, to_device)
-        return
     PyObject_GetBuffer(host, &view, PyBUF_SIMPLE if to_device else PyBUF_WRITABLE)
     try:
         _copy_view(&view, ptr, to_device)
@@ -110,8 +81,6 @@ def copy_into(object host, object ptr):
     case: the buffer request checks what ``out.flags`` would, without making
     that object (1.0 us over the bare copy at 4 KiB on the H100 before)."""
     cdef Py_buffer view
-    if _through_python:
-        return False
     try:
         PyObject_GetBuffer(host, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS)
     except (BufferError, ValueError):  # numpy says ValueError: "ndarray is not C-contiguous", read-only
@@ -181,18 +150,6 @@ cdef bint _capturing(cdrv.CUstream stream):
     return err == 0 and status != cdrv.CU_STREAM_CAPTURE_STATUS_NONE
 
 
-cdef _copy_python(object host, object ptr, bint to_device):
-    ensure_context()
-    nbytes = host.nbytes
-    if not nbytes:
-        return
-    cuda = _driver()
-    if to_device:
-        _status(cuda.cuMemcpyHtoD(ptr, host, nbytes), "cuMemcpyHtoD")
-    else:
-        _status(cuda.cuMemcpyDtoH(host, ptr, nbytes), "cuMemcpyDtoH")
-
-
 cdef class _Owner(Allocation):
     """What both owners share: ``ptr`` (``None`` once released for cubind),
     and release deferred while DLPack consumers still hold the memory.
@@ -242,7 +199,6 @@ cdef class DeviceMemory(_Owner):
 
     cdef readonly object nbytes
     cdef object _stream_obj
-    cdef bint _python_route  # allocated through the cuda module's functions: freed through them too
     cdef bint _counted       # counted among its stream's users (allocations.stream_used) until freed
     cdef bint _in_capture    # allocated while its stream was being captured: the graph's own memory
     cdef list _users         # [(handle, stream object)]: other streams whose work uses it (record_stream)
@@ -256,10 +212,6 @@ cdef class DeviceMemory(_Owner):
         # stream is not destroyed before the memory ordered on it is freed.
         self._stream_obj = stream
         self.stream = None if stream is None else stream_handle(stream)
-        if _through_python:
-            self._python_route = True
-            self._allocate_python(nbytes)
-            return
         cdef cdrv.CUcontext ctx = NULL
         cdef cdrv.CUdevice dev = 0
         cdef cdrv.CUdeviceptr ptr = 0
@@ -334,10 +286,6 @@ cdef class DeviceMemory(_Owner):
         cdef cdrv.CUevent event
         cdef cdrv.CUstream alloc = <cdrv.CUstream><uintptr_t>self.stream
         cdef cdrv.CUresult err
-        if self._python_route:
-            for handle, _ in self._users:
-                _pending.order(self.stream, handle)
-            return
         event = <cdrv.CUevent><uintptr_t>int(_pending.order_event())
         for handle, _ in self._users:
             err = cdrv.cuEventRecord(event, <cdrv.CUstream><uintptr_t>handle)
@@ -346,26 +294,6 @@ cdef class DeviceMemory(_Owner):
             err = cdrv.cuStreamWaitEvent(alloc, event, 0)
             if err != 0:
                 _fail(err, "cuStreamWaitEvent")
-
-    cdef _allocate_python(self, nbytes):
-        cuda = _driver()
-        err, ctx = cuda.cuCtxGetCurrent()
-        if err == 0 and ctx is not None and int(ctx) != 0:
-            self.device = int(_ok(cuda.cuCtxGetDevice(), "cuCtxGetDevice"))
-        else:
-            self.device = ensure_context()
-            ctx = _ok(cuda.cuCtxGetCurrent(), "cuCtxGetCurrent")
-        self._ctx = int(ctx or 0)
-        if nbytes == 0:
-            self.ptr = 0
-        elif self.stream is None:
-            self.ptr = int(_ok(cuda.cuMemAlloc(nbytes), "cuMemAlloc"))
-        else:
-            self.ptr = int(_ok(cuda.cuMemAllocAsync(nbytes, self.stream), "cuMemAllocAsync"))
-            stream_used(self.stream)
-            self._counted = True
-        if nbytes:
-            self._link()
 
     cdef _uncount(self, bint destroy):
         # After the free is queued: the stream's deferred destruction (if its
@@ -385,9 +313,6 @@ cdef class DeviceMemory(_Owner):
         if self.nbytes == 0:
             return
         self._unlink()
-        if self._python_route:
-            self._free_python()
-            return
         cdef cdrv.CUcontext current = NULL
         cdef cdrv.CUdeviceptr ptr = self._address
         cdef cdrv.CUstream hstream = NULL
@@ -425,35 +350,6 @@ cdef class DeviceMemory(_Owner):
         finally:
             if pushed:
                 cdrv.cuCtxPopCurrent(&current)
-        self._stream_obj = None
-
-    cdef _free_python(self):
-        cuda = _driver()
-        ptr = self._address
-        err, current = cuda.cuCtxGetCurrent()
-        pushed = self._ctx and (err != 0 or current is None or int(current) != self._ctx)
-        if pushed:
-            _status(cuda.cuCtxPushCurrent(self._ctx), "cuCtxPushCurrent")
-        try:
-            if _held:
-                # Holds whose work is done go first: without a later hold
-                # nothing sweeps them, and every free would scan them.
-                _pending.sweep()
-                if _held:
-                    _pending.wait_for(self, self.stream)
-            if self.stream is None:
-                _status(cuda.cuMemFree(ptr), "cuMemFree")
-            else:
-                if _exiting:
-                    cuda.cuCtxSynchronize()
-                elif self._users is not None:
-                    self._order_after_users()
-                result = cuda.cuMemFreeAsync(ptr, 0 if _exiting else self.stream)
-                self._uncount(True)
-                _status(result, "cuMemFreeAsync")
-        finally:
-            if pushed:
-                cuda.cuCtxPopCurrent()
         self._stream_obj = None
 
     cdef _abandon(self):
@@ -509,8 +405,6 @@ cdef class DeviceMemory(_Owner):
         """Whether the stream this memory is ordered on is being captured, the
         memory having been allocated outside a capture (memory a capture
         allocated is freed in it: the graph's own allocation and free)."""
-        if self._python_route:  # the no-GPU tests' emulator captures nothing
-            return False
         if self._users is not None:  # ordering after a captured stream would record into its capture
             for handle, _ in self._users:
                 if _capturing(<cdrv.CUstream><uintptr_t>handle):

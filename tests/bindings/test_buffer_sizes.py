@@ -211,22 +211,25 @@ def run_fake(fake_driver, body):
 
 
 def test_a_buffer_that_fits_and_an_int_address_reach_the_driver(fake_driver):
-    # The fake succeeds at everything without touching memory: what reaches
-    # it is what passed the check. Copies need a current context, as on a GPU.
+    # What reaches the emulated driver is what passed the check; it copies
+    # for real. Copies need a current context, as on a GPU.
     results = run_fake(fake_driver, """
         import numpy as np
         cuda.cuInit(0)
         ctx = cuda.cuDevicePrimaryCtxRetain(cuda.cuDeviceGet(0)[1])[1]   # cuCtxCreate's signature is 13.0's only
         cuda.cuCtxSetCurrent(ctx)
+        d = cuda.cuMemAlloc(16)[1]
+        out, by_address = np.zeros(4, np.float32), np.zeros(16, np.uint8)
         print(json.dumps([
-            int(cuda.cuMemcpyHtoD(0, b"abcdefgh", 8)[0]),
-            int(cuda.cuMemcpyHtoD(0, b"abcdefgh", 3)[0]),       # more than the count is fine
-            int(cuda.cuMemcpyDtoH(np.zeros(4, np.float32), 0, 16)[0]),
-            int(cuda.cuMemcpyDtoH(0x1000, 0, 1 << 30)[0]),      # an int address: the caller's word
+            int(cuda.cuMemcpyHtoD(d, b"abcdefgh", 8)[0]),
+            int(cuda.cuMemcpyHtoD(d, b"ABCDEFGH", 3)[0]),       # more than the count is fine
+            int(cuda.cuMemcpyDtoH(out, d, 16)[0]),
+            int(cuda.cuMemcpyDtoH(by_address.ctypes.data, d, 16)[0]),  # an int address: the caller's word
             int(cuda.cuMemcpyHtoDAsync(0, None, 0, None)[0]),   # NULL with no bytes
+            bytes(by_address[:8]).decode(),
         ]))
     """)
-    assert results == [0, 0, 0, 0, 0]
+    assert results == [0, 0, 0, 0, 0, "ABCdefgh"]
 
 
 nvjitlink = pytest.importorskip("nvjitlink")
@@ -606,12 +609,13 @@ def test_contiguous_buffers_in_either_order_and_empty_ones_reach_the_driver(fake
             refused = None
         except ValueError as e:
             refused = str(e)
+        d = cuda.cuMemAlloc(16)[1]
         print(json.dumps([
-            int(cuda.cuMemcpyHtoD(0, fortran, 16)[0]),
-            int(cuda.cuMemcpyHtoD(0, fortran.T, 16)[0]),          # its transpose: C-ordered
-            int(cuda.cuMemcpyDtoH(fortran, 0, 16)[0]),             # written: any contiguous order too
-            int(cuda.cuMemcpyHtoD(0, empty, 0)[0]),
-            int(cuda.cuMemcpyDtoH(bytearray(), 0, 0)[0]),
+            int(cuda.cuMemcpyHtoD(d, fortran, 16)[0]),
+            int(cuda.cuMemcpyHtoD(d, fortran.T, 16)[0]),          # its transpose: C-ordered
+            int(cuda.cuMemcpyDtoH(fortran, d, 16)[0]),             # written: any contiguous order too
+            int(cuda.cuMemcpyHtoD(d, empty, 0)[0]),
+            int(cuda.cuMemcpyDtoH(bytearray(), d, 0)[0]),
             refused,
         ]))
     """)

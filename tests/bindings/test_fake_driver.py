@@ -276,11 +276,11 @@ def test_sixteen_threads_resolving_their_first_functions_at_once(fake_driver):
     got = run(fake_driver, """
         import threading
         names = ["cuInit", "cuDeviceGetCount", "cuDriverGetVersion", "cuCtxGetCurrent", "cuCtxSynchronize",
-                 "cuStreamQuery", "cuStreamSynchronize", "cuEventQuery", "cuEventSynchronize", "cuMemGetInfo",
+                 "cuStreamQuery", "cuStreamSynchronize", "cuDeviceGet", "cuDeviceTotalMem", "cuMemGetInfo",
                  "cuCtxGetFlags", "cuCtxGetApiVersion", "cuProfilerStart", "cuProfilerStop", "cuCtxPopCurrent",
                  "cuCtxPushCurrent"]
-        args = {"cuInit": (0,), "cuStreamQuery": (0,), "cuStreamSynchronize": (0,), "cuEventQuery": (0,),
-                "cuEventSynchronize": (0,), "cuCtxGetApiVersion": (0,), "cuCtxPushCurrent": (0,)}
+        args = {"cuInit": (0,), "cuStreamQuery": (0,), "cuStreamSynchronize": (0,), "cuDeviceGet": (0,),
+                "cuDeviceTotalMem": (0,), "cuCtxGetApiVersion": (0,), "cuCtxPushCurrent": (0,)}
         start, results = threading.Barrier(len(names)), {}
         def call(name):
             start.wait()

@@ -244,8 +244,9 @@ def test_driver_takes_runtime_handles(fake_driver):
     out = subprocess.run([sys.executable, "-c", textwrap.dedent("""
         import cuda
         from cuda import cudart
+        event = int(cuda.cuEventCreate(0)[1])  # a live event: the emulated driver refuses others
         print(int(cuda.cuStreamQuery(cudart.cudaStream_t(0x1234))[0]),
-              int(cuda.cuEventRecord(cudart.cudaEvent_t(0x10), cudart.cudaStream_t(0x1234))[0]))
+              int(cuda.cuEventRecord(cudart.cudaEvent_t(event), cudart.cudaStream_t(0x1234))[0]))
     """)], cwd=ROOT, capture_output=True, text=True,
         env=dict(os.environ, PYTHONPATH=pythonpath(), CUBIND_CUDA_LIBRARY=str(fake_driver)))
     assert out.returncode == 0, out.stderr

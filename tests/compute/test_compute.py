@@ -4,9 +4,8 @@ graphs.
 Without a GPU, the recording logic runs against tests/fake_driver, which
 records the graphs it is given (nodes, their dependencies and arguments),
 counts instantiations, launches and in-place kernel-node updates, and logs
-what is made and released. NVRTC must not compile in a process that has
-loaded the fake driver, so the PTX is compiled here and each snippet runs in
-a fresh interpreter that loads it. The GPU tests (marker ``gpu``) check
+what is made and released. The PTX is compiled here and each snippet runs in
+a fresh interpreter that loads the fake, so that its tables start empty. The GPU tests (marker ``gpu``) check
 every operation and flow against numpy.
 """
 

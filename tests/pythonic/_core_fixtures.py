@@ -8,9 +8,8 @@ file imports the fixture functions (pytest finds them by the names they
 register: ``cache_dir``, ``module``, ``ptx_file``, ``device``, ``gpu_module``,
 ``dmem``).
 
-NVRTC must not compile in a process that has loaded the fake driver (it looks
-for the real driver's export table there and crashes), so PTX is compiled here and
-the fake-driver snippets run in fresh interpreters that load it.
+PTX is compiled here and the fake-driver snippets run in fresh interpreters
+that load the fake with their own FAKE_* settings and empty tables.
 """
 
 import json

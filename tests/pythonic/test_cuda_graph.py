@@ -5,8 +5,8 @@ capturing a stream, a call capture forbids refused where it is made).
 
 Against tests/fake_driver, which records the nodes it is given, counts
 instantiations, launches and in-place updates, and logs what is released;
-each snippet runs in a fresh interpreter (NVRTC must not compile in one that
-loaded the fake), with the PTX compiled here.
+each snippet runs in a fresh interpreter (the fake's tables start empty), with
+the PTX compiled here.
 """
 
 import textwrap

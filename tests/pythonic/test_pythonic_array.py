@@ -5,11 +5,11 @@ strided copy kernel; fill and astype against numpy; streams; release of
 memory), and zero-copy exchange with CuPy, PyTorch, Numba and JAX (each
 skipped where not installed).
 
-Tests that take ``array_gpu`` run on the real GPU where there is one and on an
-emulated GPU otherwise (tests/_emulated_gpu.py: the driver functions the array
-calls, over host memory). Tests that take ``emulated_gpu`` look at the calls
-and kernels the array chose, so they always run on the emulation. Tests marked
-``gpu`` need real hardware (the free-memory count, memory pools, real streams,
+Tests that take ``array_gpu`` run on the real GPU where there is one and on the
+emulated driver otherwise (tests/fake_driver: device memory over host memory,
+the array's kernels run by name). Tests that take ``emulated_gpu`` look at the
+calls and kernels the array chose, so they run only on the emulation (skipped
+on a GPU machine). Tests marked ``gpu`` need real hardware (the free-memory count, memory pools, real streams,
 other libraries' arrays).
 """
 
@@ -32,8 +32,9 @@ import cubind._memory.memory as _memory
 from cubind import Array, CUDAError, asarray, empty, from_dlpack, to_gpu, zeros
 from cubind._core.device_stream_event import ensure_context
 from cubind._memory.dtypes import SUPPORTED, as_dtype, dlpack_code, from_dlpack_code
-from tests._emulated_gpu import INVALID_VALUE
 from tests._helpers import ok
+
+INVALID_VALUE = 1
 
 # == dtypes, layouts, interfaces; the whole array on the emulated GPU ==============================
 
@@ -318,15 +319,13 @@ def compile_ptx():
 
 
 def test_every_copy_and_fill_kernel_compiles(compile_ptx):
-    names = {}
-    source = kernels.PRELUDE
-    for i, (src, dst) in enumerate(itertools.product(SUPPORTED, SUPPORTED)):
-        names[f"copy_{i}"] = (src, dst)
-        source += kernels.copy_kernel_source(src, dst, f"copy_{i}")
-    for size in (1, 2, 4, 8, 16):
-        source += kernels.fill_kernel_source(size, f"fill_{size}")
+    pairs = list(itertools.product(SUPPORTED, SUPPORTED))
+    source = kernels.PRELUDE + "".join(kernels.copy_kernel_source(src, dst) for src, dst in pairs)
+    source += "".join(kernels.fill_kernel_source(size) for size in (1, 2, 4, 8, 16))
     ptx = compile_ptx(source)
-    for name in [*names, "fill_1", "fill_16"]:
+    names = [kernels.copy_kernel_name(src, dst) for src, dst in pairs]  # each pair its own name
+    assert len(set(names)) == len(pairs)
+    for name in [*names, "cubind_fill_1", "cubind_fill_16"]:
         assert f".entry {name}(" in ptx, name
     assert "cvt.rn.f16.f64" in ptx and "cvt.f32.f16" in ptx
 
@@ -614,7 +613,7 @@ def test_transposed_and_strided_views_use_the_kernel(emulated_gpu):
     host = host_data((20, 30), np.float64)
     a = to_gpu(host)
     np.testing.assert_array_equal(a.T.get(), host.T)  # 30 blocks of rows: one kernel instead
-    assert emulated_gpu.launches and emulated_gpu.launches[-1][0] == "cubind_copy"
+    assert emulated_gpu.launches and emulated_gpu.launches[-1][0] == "cubind_copy_float64_float64"
     np.testing.assert_array_equal(a[:, 1:3].get(), host[:, 1:3])
     assert "cuMemcpy2D" in emulated_gpu.names()
 
@@ -710,7 +709,7 @@ def test_fill_uses_memset_where_the_bytes_repeat(emulated_gpu, dtype, value, mem
     if memset:
         assert memset in emulated_gpu.names() and not emulated_gpu.launches
     else:
-        assert emulated_gpu.launches[-1][0] == "cubind_fill"
+        assert emulated_gpu.launches[-1][0] == f"cubind_fill_{np.dtype(dtype).itemsize}"
 
 
 @pytest.mark.parametrize("key", [(slice(None), slice(1, 3)), (slice(None, None, -1), 1),
@@ -745,7 +744,8 @@ def test_astype_launches_the_copy_kernel_for_the_pair(emulated_gpu, src, dst):
         expected = host[:, ::-1].astype(dst)
     assert b.dtype == dst and b.c_contiguous
     np.testing.assert_array_equal(b.get(), expected)
-    assert emulated_gpu.launches[-1][0] == "cubind_copy"  # reversed rows: no copy engine walks backwards
+    # reversed rows: no copy engine walks backwards
+    assert emulated_gpu.launches[-1][0] == kernels.copy_kernel_name(np.dtype(src), np.dtype(dst))
 
 
 def test_memory_is_released_with_the_last_reference(array_gpu):
@@ -789,7 +789,7 @@ def _released_by_the_free_count(cuda):
 
 def test_to_gpu_of_a_contiguous_array_is_one_allocation_and_one_copy(emulated_gpu):
     host = np.arange(12, dtype=np.float32).reshape(3, 4)
-    emulated_gpu.calls.clear()
+    emulated_gpu.clear_calls()
     a = to_gpu(host)
     assert [n for n in emulated_gpu.names() if not n.startswith("cuCtx")] == ["cuMemAlloc", "cuMemcpyHtoD"]
     assert a.shape == (3, 4) and a.strides == (16, 4) and a.dtype == np.float32 and a.stream is None
@@ -809,33 +809,32 @@ def test_to_gpu_refuses_unsupported_dtypes_on_either_path(emulated_gpu):
     assert emulated_gpu.allocs == {}
 
 
-def test_a_failed_copy_in_to_gpu_frees_its_allocation(emulated_gpu, monkeypatch):
-    monkeypatch.setattr(cuda, "cuMemcpyHtoD", lambda dst, src, n: (INVALID_VALUE,))
+@pytest.mark.provokes_api_error
+def test_a_failed_copy_in_to_gpu_frees_its_allocation(emulated_gpu):
+    emulated_gpu.fail("cuMemcpyHtoD", INVALID_VALUE)
     with pytest.raises(CUDAError, match="cuMemcpyHtoD"):
         to_gpu(np.arange(4.0))
     gc.collect()
     assert emulated_gpu.allocs == {}
 
 
-def test_release_from_another_context_pushes_the_memorys_own(emulated_gpu, monkeypatch):
+def test_release_from_another_context_pushes_the_memorys_own(emulated_gpu):
     a = to_gpu(np.arange(4.0))
-    monkeypatch.setattr(cuda, "cuCtxGetCurrent", lambda: (0, 0xD0))  # another context is current now
-    emulated_gpu.calls.clear()
-    a.free()
-    assert emulated_gpu.names() == ["cuCtxPushCurrent", "cuMemFree", "cuCtxPopCurrent"]
-    assert emulated_gpu.calls[0] == ("cuCtxPushCurrent", (0xC0,))
+    own = ok(cuda.cuCtxGetCurrent())
+    ok(cuda.cuCtxSetCurrent(0xD0))  # another context is current now
+    try:
+        emulated_gpu.clear_calls()
+        a.free()
+        assert emulated_gpu.names() == ["cuCtxPushCurrent", "cuMemFree", "cuCtxPopCurrent"]
+        assert emulated_gpu.calls[0] == ("cuCtxPushCurrent", (int(own),))
+        assert int(ok(cuda.cuCtxGetCurrent())) == 0xD0
+    finally:
+        ok(cuda.cuCtxSetCurrent(own))
 
 
-def test_device_memory_refuses_a_negative_size_on_either_route():
-    DeviceMemory = _memory.DeviceMemory
-
-    for python_route in (False, True):
-        previous = _memory.use_python_driver(python_route)
-        try:
-            with pytest.raises(OverflowError, match="nbytes: -1 is negative"):
-                DeviceMemory(-1)
-        finally:
-            assert _memory.use_python_driver(previous) is python_route
+def test_device_memory_refuses_a_negative_size():
+    with pytest.raises(OverflowError, match="nbytes: -1 is negative"):
+        _memory.DeviceMemory(-1)
 
 
 def test_stream_allocation_is_stream_ordered(emulated_gpu):
@@ -856,10 +855,10 @@ def test_explicit_stream_copies_are_queued_and_hold_the_host_buffer(emulated_gpu
     host = np.arange(8, dtype=np.int32)
     alive = weakref.ref(host)
     a = to_gpu(host, stream=0x99)
-    assert ("cuMemcpyHtoDAsync", (a.ptr, host, 32, 0x99)) in emulated_gpu.calls
+    assert ("cuMemcpyHtoDAsync", (a.ptr, host.ctypes.data, 32, 0x99)) in emulated_gpu.calls
     assert "cuStreamSynchronize" not in emulated_gpu.names()
     del host
-    emulated_gpu.calls.clear()
+    emulated_gpu.clear_calls()
     gc.collect()
     assert alive() is not None  # the queued copy still reads it
     emulated_gpu.events_done = True
@@ -870,18 +869,18 @@ def test_explicit_stream_copies_are_queued_and_hold_the_host_buffer(emulated_gpu
 
 def test_synchronous_get_of_a_stream_array_waits_for_its_stream(emulated_gpu):
     a = to_gpu(np.arange(4.0), stream=0x42)
-    emulated_gpu.calls.clear()
+    emulated_gpu.clear_calls()
     a.get()
     names = emulated_gpu.names()
-    assert names[:4] == ["cuCtxGetCurrent", "cuCtxGetDevice", "cuMemcpyDtoHAsync", "cuStreamSynchronize"]
-    assert emulated_gpu.calls[3] == ("cuStreamSynchronize", (0x42,))
+    assert names[:2] == ["cuMemcpyDtoHAsync", "cuStreamSynchronize"]
+    assert emulated_gpu.calls[1] == ("cuStreamSynchronize", (0x42,))
     # then the hold of to_gpu's queued copy is let go at once (its work is done), not at the next hold
-    assert names[4:] == ["cuEventQuery", "cuEventDestroy"] and _pending.pending_count() == 0
+    assert names[2:] == ["cuEventQuery", "cuEventDestroy"] and _pending.pending_count() == 0
 
 
 def test_work_on_another_stream_waits_for_the_arrays_stream(emulated_gpu):
     a = to_gpu(np.arange(4, dtype=np.float32), stream=0x42)
-    emulated_gpu.calls.clear()
+    emulated_gpu.clear_calls()
     a.fill(2.0, stream=0x43)
     names = emulated_gpu.names()
     # an event recorded on the array's stream, waited for by the fill's, before the fill
@@ -899,7 +898,7 @@ def test_free_waits_for_queued_work_that_uses_the_memory(emulated_gpu):
     a = to_gpu(np.arange(4.0))
     a.fill(3.0, stream=0x43)  # queued on another stream than the memory's: held
     assert _pending.pending_count() == 1
-    emulated_gpu.calls.clear()
+    emulated_gpu.clear_calls()
     a.free()
     names = emulated_gpu.names()
     assert names.index("cuEventSynchronize") < names.index("cuMemFree")
@@ -920,7 +919,7 @@ def test_item_and_zero_sized_arrays(emulated_gpu):
     assert to_gpu(np.array([3.5]))[0].item() == 3.5
     with pytest.raises(ValueError, match="item\\(\\) needs an array of size 1"):
         zeros(2).item()
-    emulated_gpu.calls.clear()
+    emulated_gpu.clear_calls()
     e = empty((0, 4), np.float32)
     assert e.size == 0 and e.get().shape == (0, 4)
     e.fill(1)

@@ -1,8 +1,8 @@
 """The Pythonic layer's pending work and arrays from many threads at once.
 
-On every machine, against the emulated driver (tests/_emulated_gpu.py), which
-checks what a real driver would crash on (an event queried, waited on or
-destroyed after its destruction, memory freed twice) and records it:
+Without a GPU, against the emulated driver (tests/fake_driver), which checks
+what a real driver would crash on (an event queried, waited on or destroyed
+after its destruction, memory freed twice) and records it:
 cubind/_pending.py alone, the driver's calls giving up the GIL as the
 binding's do around C (on b53cf2a two threads' sweeps took the same finished
 entry from one snapshot and both destroyed its event, the crash seen on the
@@ -21,9 +21,11 @@ compile cache on. On b53cf2a eight threads doing a third of this crashed the
 interpreter in cubind/_pending.py.
 """
 
+import contextlib
 import gc
 import os
 import queue
+import sys
 import threading
 
 import numpy as np
@@ -32,7 +34,21 @@ import pytest
 import cubind
 import cubind._core.pending as _pending
 from cubind import empty, to_gpu
-from tests._emulated_gpu import cuda, install, install_pending
+from tests._helpers import import_cubind_driver
+
+cuda = import_cubind_driver()
+
+
+@contextlib.contextmanager
+def _switching(interval):
+    """The interpreter switches threads that often meanwhile."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(interval)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)
+
 
 # == cubind/_pending.py alone, against the emulated driver =======================================
 
@@ -40,11 +56,13 @@ PENDING_THREADS, PENDING_ROUNDS = 16, 200
 
 
 @pytest.fixture
-def checking_driver(monkeypatch):
-    """The emulated driver under cubind/_core/pending.py alone: events done
-    after 3 queries, the GIL given up before each use of one (as the binding
-    does around every C call), threads switched as often as CPython allows."""
-    yield from install_pending(monkeypatch, event_queries=3, latency=0, record_calls=False, switch_interval=1e-6)
+def checking_driver(emulated_gpu):
+    """The emulated driver under cubind/_core/pending.py: events done after 3
+    queries, the thread yielding before each use of one (the binding gives
+    up the GIL around every C call), threads switched as often as CPython
+    allows."""
+    with _switching(1e-6):
+        yield emulated_gpu.configure(event_queries=3, latency=0, record_calls=False)
 
 
 def test_hold_sweep_and_wait_from_many_threads(checking_driver):
@@ -76,13 +94,13 @@ def test_hold_sweep_and_wait_from_many_threads(checking_driver):
     while _pending.sweep():
         pass
     assert _pending.pending_count() == 0
-    assert checking_driver.events == {}, "every event made was destroyed once"
+    assert checking_driver.events == [], "every event made was destroyed once"
 
 
 @pytest.fixture
-def recording_pending_driver(monkeypatch):
-    """The emulated driver under cubind/_core/pending.py alone, keeping its calls."""
-    yield from install_pending(monkeypatch, latency=0)
+def recording_pending_driver(emulated_gpu):
+    """The emulated driver under cubind/_core/pending.py, keeping its calls."""
+    return emulated_gpu.configure(latency=0)
 
 
 def test_order_records_the_threads_own_event_again_and_destroys_it_when_the_thread_ends(recording_pending_driver):
@@ -94,7 +112,7 @@ def test_order_records_the_threads_own_event_again_and_destroys_it_when_the_thre
     def work(n):
         for _ in range(50):
             _pending.order(n, n + 1)
-        made[n] = [name for name, _ in list(driver.calls)].count("cuEventCreate")
+        made[n] = driver.names().count("cuEventCreate")
 
     for n in range(3):
         t = threading.Thread(target=work, args=(n,))
@@ -102,7 +120,7 @@ def test_order_records_the_threads_own_event_again_and_destroys_it_when_the_thre
         t.join()
     assert made == {0: 1, 1: 2, 2: 3}           # one per thread, whatever its calls
     gc.collect()
-    assert driver.violations == [] and driver.events == {}  # each destroyed with its thread
+    assert driver.violations == [] and driver.events == []  # each destroyed with its thread
 
 
 # == arrays from 16 threads over a thread-safe emulated driver ====================================
@@ -112,14 +130,14 @@ ITERATIONS = int(os.environ.get("CUBIND_THREADS_NOGPU_ITERATIONS", "200"))
 
 
 @pytest.fixture
-def threaded_gpu(monkeypatch):
+def threaded_gpu(emulated_gpu):
     """The emulated driver, safe from any thread: copies happen at once (the
     values are then right whatever the stream order), events complete after
-    0-3 queries, the GIL is given up before each use of an event, no kernel
-    is emulated (the layouts need none), threads switch as often as the
-    interpreter can."""
-    yield from install(monkeypatch, event_queries="random", latency=0, kernels=False, record_calls=False,
-                       switch_interval=1e-6)
+    0-3 queries, the thread yields before each use of an event, the array's
+    kernels are refused (the layouts need none), threads switch as often as
+    the interpreter can."""
+    with _switching(1e-6):
+        yield emulated_gpu.configure(event_queries="random", latency=0, kernels=False, record_calls=False)
 
 
 def _worker(index, shared_stream, handover, errors, barrier):
@@ -185,22 +203,22 @@ def test_arrays_from_16_threads_share_the_pending_work_safely(threaded_gpu):
     assert not threaded_gpu.violations, threaded_gpu.violations[:5]
 
 
-def test_wait_for_pins_the_event_it_synchronizes_on(threaded_gpu):
+def test_wait_for_pins_the_event_it_synchronizes_on(threaded_gpu, monkeypatch):
     """A thread synchronizing on an entry's event while others sweep: the
     event stays until the synchronize returns."""
     mem = object()
     entered, release = threading.Event(), threading.Event()
-    synchronize = threaded_gpu.cuEventSynchronize
+    synchronize = cuda.cuEventSynchronize
 
     def slow_synchronize(event):
         entered.set()
         release.wait(10)
         return synchronize(event)
 
-    cuda.cuEventSynchronize = slow_synchronize  # monkeypatch restores it
+    monkeypatch.setattr(cuda, "cuEventSynchronize", slow_synchronize)
     _pending.hold(0x42, mem)
     event = _pending._pending[0].event
-    threaded_gpu.events[int(event)] = 0  # its work is done: any sweep would drop it
+    threaded_gpu.finish(event)  # its work is done: any sweep would drop it
     waiter = threading.Thread(target=_pending.wait_for, args=(mem,))
     waiter.start()
     assert entered.wait(10)
@@ -212,7 +230,7 @@ def test_wait_for_pins_the_event_it_synchronizes_on(threaded_gpu):
     assert not threaded_gpu.violations, threaded_gpu.violations
 
 
-def test_a_finalizer_inside_a_sweep_may_free_held_memory(threaded_gpu):
+def test_a_finalizer_inside_a_sweep_may_free_held_memory(threaded_gpu, monkeypatch):
     """A garbage collection can start at any allocation inside _pending's
     critical sections and run a finalizer that frees memory (wait_for) or
     queues work (hold): it must neither deadlock nor disturb the sweep."""
@@ -220,8 +238,8 @@ def test_a_finalizer_inside_a_sweep_may_free_held_memory(threaded_gpu):
     _pending.hold(0x42, held)
     _pending.hold(0x43, object())
     for entry in _pending._pending:
-        threaded_gpu.events[int(entry.event)] = 0
-    query = threaded_gpu.cuEventQuery
+        threaded_gpu.finish(entry.event)
+    query = cuda.cuEventQuery
     nested = []
 
     def query_running_a_finalizer(event):
@@ -232,13 +250,13 @@ def test_a_finalizer_inside_a_sweep_may_free_held_memory(threaded_gpu):
             _pending.hold(0x45, object())  # queued meanwhile: kept by the outer sweep
         return query(event)
 
-    cuda.cuEventQuery = query_running_a_finalizer
+    monkeypatch.setattr(cuda, "cuEventQuery", query_running_a_finalizer)
     sweeper = threading.Thread(target=_pending.sweep, daemon=True)
     sweeper.start()
     sweeper.join(10)
     assert not sweeper.is_alive(), "sweep deadlocked on a nested wait_for"
     assert nested
-    cuda.cuEventQuery = query
+    monkeypatch.setattr(cuda, "cuEventQuery", query)
     for _ in range(4):
         _pending.sweep()
     assert _pending.pending_count() == 0
