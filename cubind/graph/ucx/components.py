@@ -27,7 +27,9 @@ from cubind.graph.model.queues import Receiver, Transmitter
 from cubind.graph.model.resources import Allocator
 from cubind.graph.scheduling.external import ExternalSource
 
-from .transport import Engine, InLink, OutLink, UcxError
+from .inlink import InLink
+from .outlink import OutLink
+from .transport import Engine, UcxError
 from .wire import encode
 
 CLOSE_TIMEOUT_S = 30.0
