@@ -68,6 +68,8 @@ if TYPE_CHECKING:
         def dtype(self) -> np.dtype[Any]: ...
 
     _DeviceArrayLike: TypeAlias = "Array | _SupportsCAI | _SupportsDLPack"
+    # None: the device's current pool; False: cuMemAlloc; else a CUmemoryPool or its handle.
+    _PoolLike: TypeAlias = "bool | SupportsIndex | None"
     _IndexItem: TypeAlias = SupportsIndex | slice | EllipsisType | None
     _Index: TypeAlias = _IndexItem | tuple[_IndexItem, ...]
     _Scalar: TypeAlias = bool | int | float | complex | np.generic
@@ -81,8 +83,8 @@ class Array(_launch.SlotAddressed):
     """An array in GPU memory: ``shape``, ``dtype``, byte ``strides``, and the
     device address of its first element, ``ptr``.
 
-    ``Array(shape, dtype=numpy.float64, stream=None)`` allocates (uninitialised,
-    as :func:`empty`). Indexing with ints, slices (any step), ``...`` and
+    ``Array(shape, dtype=numpy.float64, stream=None, pool=None)`` allocates
+    (uninitialised, as :func:`empty`). Indexing with ints, slices (any step), ``...`` and
     ``None`` gives views sharing the memory; the memory is freed when the last
     array using it goes, or at :meth:`free` / the end of a ``with`` block,
     after which every view refuses use.
@@ -91,12 +93,13 @@ class Array(_launch.SlotAddressed):
     __slots__ = ("_mem", "_offset", "_shape", "_strides", "_dtype", "_stream", "_sh", "_readonly", "_contiguous",
                  "__weakref__")
 
-    def __init__(self, shape: _ShapeLike, dtype: npt.DTypeLike = _FLOAT64, stream: _StreamLike = None) -> None:
+    def __init__(self, shape: _ShapeLike, dtype: npt.DTypeLike = _FLOAT64, stream: _StreamLike = None,
+                 pool: _PoolLike = None) -> None:
         stream = or_current(stream)
         shape = _layout.normalize_shape(shape)
         dtype = as_dtype(dtype)
         sh = stream_handle(stream)
-        mem = DeviceMemory(_layout.size_of(shape) * dtype.itemsize, stream)
+        mem = DeviceMemory(_layout.size_of(shape) * dtype.itemsize, stream, pool)
         self._set(mem, 0, shape, _layout.c_strides(shape, dtype.itemsize), dtype, stream, sh, False)
 
     def _set(self, mem, offset, shape, strides, dtype, stream, sh, readonly):
@@ -617,30 +620,37 @@ def _overlap(a, b):
 
 # -- making arrays ------------------------------------------------------------------------
 
-def empty(shape: _ShapeLike, dtype: npt.DTypeLike = _FLOAT64, stream: _StreamLike = None) -> Array:
-    """An uninitialised array (``dtype`` defaults to float64, as numpy's);
-    allocated in ``stream``'s order where one is given (``cuMemAllocAsync``,
-    freed with ``cuMemFreeAsync`` there)."""
-    return Array(shape, dtype, stream)
+def empty(shape: _ShapeLike, dtype: npt.DTypeLike = _FLOAT64, stream: _StreamLike = None,
+          pool: _PoolLike = None) -> Array:
+    """An uninitialised array (``dtype`` defaults to float64, as numpy's),
+    allocated in ``stream``'s order (the default stream's where none is
+    given) from the device's current memory pool (``cuMemAllocAsync``, freed
+    with ``cuMemFreeAsync`` there); from ``pool`` where one is given (a
+    ``CUmemoryPool`` or its handle), or with ``cuMemAlloc`` for
+    ``pool=False``."""
+    return Array(shape, dtype, stream, pool)
 
 
-def zeros(shape: _ShapeLike, dtype: npt.DTypeLike = _FLOAT64, stream: _StreamLike = None) -> Array:
-    """An array of zeros (``dtype`` defaults to float64, as numpy's)."""
-    out = Array(shape, dtype, stream)
+def zeros(shape: _ShapeLike, dtype: npt.DTypeLike = _FLOAT64, stream: _StreamLike = None,
+          pool: _PoolLike = None) -> Array:
+    """An array of zeros (``dtype`` defaults to float64, as numpy's); ``pool`` as :func:`empty`'s."""
+    out = Array(shape, dtype, stream, pool)
     out.fill(0)
     return out
 
 
-def empty_like(array: _Shaped, dtype: npt.DTypeLike | None = None, stream: _StreamLike = None) -> Array:
+def empty_like(array: _Shaped, dtype: npt.DTypeLike | None = None, stream: _StreamLike = None,
+               pool: _PoolLike = None) -> Array:
     """An uninitialised C-contiguous array of ``array``'s shape (and dtype)."""
     shape, like = _like(array)
-    return Array(shape, like if dtype is None else dtype, stream)
+    return Array(shape, like if dtype is None else dtype, stream, pool)
 
 
-def zeros_like(array: _Shaped, dtype: npt.DTypeLike | None = None, stream: _StreamLike = None) -> Array:
+def zeros_like(array: _Shaped, dtype: npt.DTypeLike | None = None, stream: _StreamLike = None,
+               pool: _PoolLike = None) -> Array:
     """Zeros of ``array``'s shape (and dtype)."""
     shape, like = _like(array)
-    return zeros(shape, like if dtype is None else dtype, stream)
+    return zeros(shape, like if dtype is None else dtype, stream, pool)
 
 
 def _like(array):
@@ -650,29 +660,30 @@ def _like(array):
         raise TypeError(f"array: expected an array (with shape and dtype), not {type(array).__name__}") from None
 
 
-def to_gpu(host: npt.ArrayLike, stream: _StreamLike = None) -> Array:
+def to_gpu(host: npt.ArrayLike, stream: _StreamLike = None, pool: _PoolLike = None) -> Array:
     """A new array holding a copy of ``host`` (a numpy array or anything
     ``numpy.asarray`` takes), on ``stream`` where given (the copy is then
-    queued there, and ``host`` kept alive until it is done)."""
+    queued there, and ``host`` kept alive until it is done); ``pool`` as
+    :func:`empty`'s."""
     stream = or_current(stream)
     if stream is None and type(host) is np.ndarray and host.dtype in C_TYPES and host.flags.c_contiguous:
-        return _to_gpu_contiguous(host)
+        return _to_gpu_contiguous(host, pool)
     try:
         data = np.asarray(host)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"host: {type(host).__name__} is not array data numpy reads ({exc})") from None
     as_dtype(data.dtype, "host")
-    out = Array(data.shape, data.dtype, stream)
+    out = Array(data.shape, data.dtype, stream, pool)
     out.set(data, stream=stream)
     return out
 
 
-def _to_gpu_contiguous(host):
+def _to_gpu_contiguous(host, pool):
     """:func:`to_gpu`'s common case, a C-contiguous numpy array of a supported
     dtype to the default stream: one allocation and one copy, with none of
     the planning, ordering and checks a copy into an existing array needs
     (each is trivially satisfied by a new array)."""
-    mem = DeviceMemory(host.nbytes)
+    mem = DeviceMemory(host.nbytes, None, pool)
     # The copy straight after the allocation: on the H100, Python work between
     # the two made the pair measurably slower (bench/README.md, copies).
     copy_contiguous(host, mem.ptr, True)

@@ -1,6 +1,6 @@
 """Types of cubind/_memory/memory.pyx: the owners of the device memory behind arrays."""
 
-from typing import Callable, Iterable
+from typing import Callable, Iterable, SupportsIndex
 
 from cubind._core.device_stream_event import _StreamLike
 
@@ -19,10 +19,14 @@ class _Owner:
     def release(self) -> None: ...
 
 class DeviceMemory(_Owner):
-    """``nbytes`` of device memory in the current context, stream-ordered on ``stream`` where given."""
+    """``nbytes`` of device memory in the current context, ordered on ``stream`` (None: the default
+    stream), from the device's current pool, the ``pool`` given, or ``cuMemAlloc`` (``pool=False``)."""
     @property
     def nbytes(self) -> int: ...
-    def __init__(self, nbytes: int, stream: _StreamLike = ...) -> None: ...
+    @property
+    def pooled(self) -> bool:
+        """From a pool: freed with ``cuMemFreeAsync`` on its stream."""
+    def __init__(self, nbytes: int, stream: _StreamLike = ..., pool: bool | SupportsIndex | None = ...) -> None: ...
     def record_stream(self, stream: _StreamLike) -> None:
         """Its stream-ordered free also waits for the work queued on ``stream`` by then."""
     def __del__(self) -> None: ...

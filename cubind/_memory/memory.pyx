@@ -5,9 +5,16 @@ An array and all its views share one owner; the memory goes when the owner
 does (the last array referring to it is collected) or at ``release()``, which
 every view then sees: ``ptr`` becomes ``None`` and the array refuses use.
 
-:class:`DeviceMemory` is cubind's own allocation: ``cuMemAlloc``/``cuMemFree``,
-or where a stream is given ``cuMemAllocAsync``/``cuMemFreeAsync`` on it, so that
-allocation and release are ordered with the work queued there.
+:class:`DeviceMemory` is cubind's own allocation: by default from the
+device's current memory pool in the order of its stream (the default stream
+where none is given), ``cuMemAllocAsync``/``cuMemFreeAsync``, as CuPy and
+cuda.core allocate, so that allocation and release are ordered with the work
+queued there and freed memory is reused without a trip to the driver's
+allocator (``cuMemAlloc``/``cuMemFree`` of 1 MiB cost about 80 us of the
+182 us a 1 MiB ``to_gpu`` took on the H200); from a pool the caller gives
+(``cuMemAllocFromPoolAsync``); or, with ``pool=False``,
+``cuMemAlloc``/``cuMemFree``, which memory another process maps through CUDA
+IPC needs.
 :class:`ForeignMemory` is memory another library owns (through
 ``__cuda_array_interface__``, DLPack or a raw pointer): releasing it drops the
 reference that kept the other library's object alive.
@@ -138,6 +145,23 @@ cdef _keep_pool_memory(cdrv.CUdevice dev):
             cdrv.cuMemPoolSetAttribute(pool, cdrv.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &most)
 
 
+cdef inline cdrv.CUstream _stream_of(object handle):
+    """The CUstream of a handle (None: the default stream, NULL)."""
+    return NULL if handle is None else <cdrv.CUstream><uintptr_t>handle
+
+
+cdef bint _legacy_joins_capture():
+    """Whether work on the default stream would now join a capture: the
+    legacy stream synchronizes with every blocking stream, so while one is
+    being captured the driver answers CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+    (in per-thread mode the default stream is the thread's own: never)."""
+    cdef cdrv.CUstreamCaptureStatus status = cdrv.CU_STREAM_CAPTURE_STATUS_NONE
+    cdef cdrv.CUresult err
+    with nogil:
+        err = cdrv.cuStreamIsCapturing(NULL, &status)
+    return err == cdrv.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+
+
 cdef bint _capturing(cdrv.CUstream stream):
     """Whether ``stream`` is in a capture (an invalidated one too); False
     where the driver cannot say (a legacy stream during another thread's
@@ -192,19 +216,50 @@ cdef class _Owner(Allocation):
         pass
 
 
+# How DeviceMemory allocates (its ``pool`` argument).
+cdef enum:
+    _DRIVER_ALLOC = 0   # pool=False: cuMemAlloc / cuMemFree
+    _CURRENT_POOL = 1   # pool=None (or True): the device's current pool, stream-ordered
+    _GIVEN_POOL = 2     # a pool handle: cuMemAllocFromPoolAsync
+
+
+cdef int _pool_kind(object pool, cdrv.CUmemoryPool* handle) except -1:
+    if pool is None or pool is True:
+        return _CURRENT_POOL
+    if pool is False:
+        return _DRIVER_ALLOC
+    try:
+        if isinstance(pool, (float, str, bytes)):  # int() would take them: 1.5 is no handle
+            raise TypeError
+        value = int(pool)  # a CUmemoryPool (cubind's or NVIDIA's), or a raw handle
+    except (TypeError, ValueError):
+        raise TypeError(f"pool: expected None (the device's current pool), False (cuMemAlloc) or a memory pool "
+                        f"handle (CUmemoryPool or an int), not {type(pool).__name__}") from None
+    if value <= 0:
+        raise ValueError(f"pool: {value:#x} is not a memory pool handle")
+    handle[0] = <cdrv.CUmemoryPool><uintptr_t>value
+    return _GIVEN_POOL
+
+
 cdef class DeviceMemory(_Owner):
     """``nbytes`` of device memory in the current context (device 0's primary
-    context where none is current); stream-ordered on ``stream`` where one is
-    given (``None``: synchronous ``cuMemAlloc``)."""
+    context where none is current), ordered on ``stream`` (``None``: the
+    default stream). ``pool``: ``None``, the device's current pool
+    (``cuMemAllocAsync``); a pool handle (``cuMemAllocFromPoolAsync``); or
+    ``False``, ``cuMemAlloc`` (freed by ``cuMemFree``, which waits for all
+    work)."""
 
     cdef readonly object nbytes
+    cdef readonly bint pooled  # from a pool, freed with cuMemFreeAsync on its stream
     cdef object _stream_obj
     cdef bint _counted       # counted among its stream's users (allocations.stream_used) until freed
     cdef bint _in_capture    # allocated while its stream was being captured: the graph's own memory
     cdef list _users         # [(handle, stream object)]: other streams whose work uses it (record_stream)
 
-    def __init__(self, nbytes, stream=None):
+    def __init__(self, nbytes, stream=None, pool=None):
         # A failed allocation leaves ptr None: nothing for __del__ to free.
+        cdef cdrv.CUmemoryPool hpool = NULL
+        cdef int kind = _pool_kind(pool, &hpool)
         if nbytes < 0:
             raise OverflowError(f"nbytes: {nbytes} is negative")
         self.nbytes = nbytes
@@ -214,9 +269,6 @@ cdef class DeviceMemory(_Owner):
         self.stream = None if stream is None else stream_handle(stream)
         cdef cdrv.CUcontext ctx = NULL
         cdef cdrv.CUdevice dev = 0
-        cdef cdrv.CUdeviceptr ptr = 0
-        cdef size_t n = nbytes
-        cdef cdrv.CUstream hstream = NULL
         cdef cdrv.CUresult err = cdrv.cuCtxGetCurrent(&ctx)
         if err == 0 and ctx != NULL:
             err = cdrv.cuCtxGetDevice(&dev)
@@ -232,27 +284,41 @@ cdef class DeviceMemory(_Owner):
             if err != 0:
                 _fail(err, "cuCtxGetDevice")
         self._ctx = <uintptr_t>ctx
-        if n == 0:  # the driver refuses empty allocations; nothing needs an address
+        if nbytes == 0:  # the driver refuses empty allocations; nothing needs an address
             self.ptr = 0
             return
-        if self.stream is None:
+        self._allocate(nbytes, dev, kind, hpool)
+        self._link()
+
+    cdef _allocate(self, size_t n, cdrv.CUdevice dev, int kind, cdrv.CUmemoryPool hpool):
+        cdef cdrv.CUdeviceptr ptr = 0
+        cdef cdrv.CUstream hstream = _stream_of(self.stream)
+        cdef cdrv.CUresult err
+        if kind == _DRIVER_ALLOC:
             with nogil:
                 err = cdrv.cuMemAlloc(&ptr, n)
             if err != 0:
                 _fail(err, "cuMemAlloc")
-        else:
-            hstream = <cdrv.CUstream><uintptr_t>self.stream
+            self.ptr = ptr
+            return
+        if kind == _CURRENT_POOL:
             if dev not in _pools_kept:
                 _keep_pool_memory(dev)
             with nogil:
                 err = cdrv.cuMemAllocAsync(&ptr, n, hstream)
             if err != 0:
                 _fail(err, "cuMemAllocAsync")
+        else:
+            with nogil:
+                err = cdrv.cuMemAllocFromPoolAsync(&ptr, n, hpool, hstream)
+            if err != 0:
+                _fail(err, "cuMemAllocFromPoolAsync")
+        self.ptr = ptr
+        self.pooled = True
+        if self.stream is not None:  # the default stream is never destroyed: nothing to count
             stream_used(self.stream)
             self._counted = True
-            self._in_capture = _capturing(hstream)
-        self.ptr = ptr
-        self._link()
+        self._in_capture = _capturing(hstream)
 
     def record_stream(self, stream):
         """Marks the memory as used by work queued on ``stream``: its
@@ -262,10 +328,10 @@ cdef class DeviceMemory(_Owner):
         ``cuMemFree`` waits for all work."""
         if self.ptr is None:
             raise ValueError("the memory was released; it can no longer be used")
-        if self.stream is None or self.nbytes == 0:
+        if not self.pooled or self.nbytes == 0:
             return
         handle = stream_handle(stream)
-        if handle == self.stream:
+        if handle == (self.stream or 0):
             return
         if self._users is None:
             self._users = []
@@ -284,7 +350,7 @@ cdef class DeviceMemory(_Owner):
         # through the thread's order event (cubind._core.pending), recorded
         # and waited for from C. Their counts go in _uncount, after the free.
         cdef cdrv.CUevent event
-        cdef cdrv.CUstream alloc = <cdrv.CUstream><uintptr_t>self.stream
+        cdef cdrv.CUstream alloc = _stream_of(self.stream)
         cdef cdrv.CUresult err
         event = <cdrv.CUevent><uintptr_t>int(_pending.order_event())
         for handle, _ in self._users:
@@ -327,9 +393,9 @@ cdef class DeviceMemory(_Owner):
                 # Holds whose work is done go first: without a later hold
                 # nothing sweeps them, and every free would scan them.
                 _pending.sweep()
-                if _held:
-                    _pending.wait_for(self, self.stream)
-            if self.stream is None:
+                if _held:  # a stream-ordered free waits in its stream's order, cuMemFree on the host
+                    _pending.wait_for(self, (self.stream or 0) if self.pooled else None)
+            if not self.pooled:
                 with nogil:
                     err = cdrv.cuMemFree(ptr)
                 if err != 0:
@@ -339,7 +405,7 @@ cdef class DeviceMemory(_Owner):
                     with nogil:
                         cdrv.cuCtxSynchronize()
                 else:
-                    hstream = <cdrv.CUstream><uintptr_t>self.stream
+                    hstream = _stream_of(self.stream)
                     if self._users is not None:
                         self._order_after_users()
                 with nogil:
@@ -393,7 +459,7 @@ cdef class DeviceMemory(_Owner):
             return
         if sys.is_finalizing():  # the driver may be gone; cubind's exit hook freed what it could before
             return
-        if self._counted and self._captured_apart():
+        if self.pooled and self._captured_apart():
             # Freed after the capture (allocations.pyx says why); kept alive meanwhile.
             wait_for_capture(self)
             return
@@ -409,12 +475,16 @@ cdef class DeviceMemory(_Owner):
             for handle, _ in self._users:
                 if _capturing(<cdrv.CUstream><uintptr_t>handle):
                     return True
+        if self.stream is None:
+            # The default stream is never captured, but in legacy mode its free
+            # would join a blocking stream's capture (and invalidate it).
+            return _legacy_joins_capture()
         return not self._in_capture and _capturing(<cdrv.CUstream><uintptr_t>self.stream)
 
     cdef bint _release_uncaptured(self) except -1:
         if self.ptr is None:
             return True
-        if self._counted and self._captured_apart():
+        if self.pooled and self._captured_apart():
             return False
         self._release_quietly()
         return True

@@ -203,6 +203,20 @@ static int f_cuMemAllocAsync(unsigned long long *p, size_t n, void *s) {
     if (rc || (rc = fake_sticky)) return fake_fail(__func__, rc);
     return fake_alloc("cuMemAllocAsync", p, n);
 }
+/* A pool the tests name: any handle is taken (the emulated memory has one heap). */
+static int f_cuMemAllocFromPoolAsync(unsigned long long *p, size_t n, void *pool, void *s) {
+    int rc;
+    if (fake_stream_dead(s)) return fake_fail(__func__, 400);
+    if (!pool) return fake_fail(__func__, 1);
+    if (fake_captured(s, 5, "cuMemAllocFromPoolAsync node")) {
+        if ((rc = emu_alloc(p, n, 0))) return fake_fail(__func__, rc);
+        fake_log("cuMemAllocAsync (captured)", *p);
+        return 0;
+    }
+    rc = emu_call("cuMemAllocFromPoolAsync", 3, (emu_u64)n, (emu_u64)pool, (emu_u64)s);
+    if (rc || (rc = fake_sticky)) return fake_fail(__func__, rc);
+    return fake_alloc("cuMemAllocFromPoolAsync", p, n);
+}
 static int f_cuMemFree(unsigned long long p) {
     int rc = emu_call("cuMemFree", 1, p);
     return rc ? fake_fail(__func__, rc) : fake_free("cuMemFree", p);
@@ -1153,6 +1167,7 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuMemsetD16Async", (void *)f_cuMemsetD16Async},
     {"cuMemsetD32Async", (void *)f_cuMemsetD32Async},
     {"cuModuleGetFunction", (void *)f_cuModuleGetFunction},
+    {"cuMemAllocFromPoolAsync", (void *)f_cuMemAllocFromPoolAsync},
     {"cuGraphNodeGetType", (void *)f_cuGraphNodeGetType},
     {"cuGraphInstantiate", (void *)f_cuGraphInstantiate_v11000},
     {"cuGraphInstantiateWithFlags", (void *)f_cuGraphInstantiateWithFlags},

@@ -371,7 +371,7 @@ def test_memory_used_on_another_stream_is_freed_after_that_streams_work(fake_dri
         del a
         gc.collect()
         ids.update(waits=waits.value - before, waited_on=last.value, other=other_handle)
-        b = cubind.empty(16, np.float32)    # cuMemAlloc memory: its free waits for all work anyway
+        b = cubind.empty(16, np.float32, pool=False)    # cuMemAlloc memory: its free waits for all work anyway
         b.record_stream(own)
         del b
         ids["after_sync_free"] = waits.value - before
@@ -403,7 +403,7 @@ def test_the_pool_keeps_freed_memory_unless_its_threshold_was_set(fake_driver, t
         threshold = ctypes.c_ulonglong.in_dll(fake, "fake_pool_release_threshold")
         sets = ctypes.c_int.in_dll(fake, "fake_pool_threshold_sets")
         threshold.value = {preset}
-        plain = cubind.empty(16, np.float32)          # cuMemAlloc: no pool
+        plain = cubind.empty(16, np.float32, pool=False)  # cuMemAlloc: no pool
         before = (threshold.value, sets.value)
         s = cubind.Stream()
         arrays = [cubind.empty(16, np.float32, stream=s) for _ in range(3)]

@@ -768,14 +768,14 @@ def _released_from_the_emulation(emulated):
     np.testing.assert_array_equal(view.get(), np.arange(10.0, 20.0))
     del view
     gc.collect()
-    assert emulated.allocs == {} and emulated.names().count("cuMemFree") == 1
+    assert emulated.allocs == {} and emulated.names().count("cuMemFreeAsync") == 1
 
 
 def _released_by_the_free_count(cuda):
     ensure_context()
     gc.collect()
     before = free_bytes(cuda)
-    a = zeros(256 << 20, np.uint8)
+    a = zeros(256 << 20, np.uint8, pool=False)  # a pool keeps what is freed: the free count would not show it
     assert free_bytes(cuda) <= before - (256 << 20)
     view = a[1000:2000]
     del a
@@ -791,7 +791,9 @@ def test_to_gpu_of_a_contiguous_array_is_one_allocation_and_one_copy(emulated_gp
     host = np.arange(12, dtype=np.float32).reshape(3, 4)
     emulated_gpu.clear_calls()
     a = to_gpu(host)
-    assert [n for n in emulated_gpu.names() if not n.startswith("cuCtx")] == ["cuMemAlloc", "cuMemcpyHtoD"]
+    # from the device's pool in the default stream's order, as CuPy and cuda.core allocate
+    assert emulated_gpu.calls[:2] == [("cuMemAllocAsync", (48, 0)), ("cuMemcpyHtoD", (a.ptr, host.ctypes.data, 48))]
+    assert len(emulated_gpu.calls) == 2 and a.memory.pooled
     assert a.shape == (3, 4) and a.strides == (16, 4) and a.dtype == np.float32 and a.stream is None
     np.testing.assert_array_equal(a.get(), host)
     # the general path: non-contiguous, other sequences, a stream, an empty array
@@ -825,7 +827,7 @@ def test_release_from_another_context_pushes_the_memorys_own(emulated_gpu):
     try:
         emulated_gpu.clear_calls()
         a.free()
-        assert emulated_gpu.names() == ["cuCtxPushCurrent", "cuMemFree", "cuCtxPopCurrent"]
+        assert emulated_gpu.names() == ["cuCtxPushCurrent", "cuMemFreeAsync", "cuCtxPopCurrent"]
         assert emulated_gpu.calls[0] == ("cuCtxPushCurrent", (int(own),))
         assert int(ok(cuda.cuCtxGetCurrent())) == 0xD0
     finally:
@@ -835,6 +837,54 @@ def test_release_from_another_context_pushes_the_memorys_own(emulated_gpu):
 def test_device_memory_refuses_a_negative_size():
     with pytest.raises(OverflowError, match="nbytes: -1 is negative"):
         _memory.DeviceMemory(-1)
+
+
+def test_pool_false_allocates_with_cu_mem_alloc_and_frees_with_cu_mem_free(emulated_gpu):
+    a = empty(16, np.float32, pool=False)
+    assert not a.memory.pooled
+    ptr = a.ptr
+    a.free()
+    assert emulated_gpu.calls == [("cuMemAlloc", (64,)), ("cuMemFree", (ptr,))]
+
+
+def test_a_given_pool_allocates_from_it_in_the_streams_order(emulated_gpu):
+    a = to_gpu(np.arange(4.0), pool=0xB0B)
+    b = empty(4, np.int8, stream=0x55, pool=cuda.CUmemoryPool(0xB0B))
+    assert ("cuMemAllocFromPoolAsync", (32, 0xB0B, 0)) in emulated_gpu.calls
+    assert ("cuMemAllocFromPoolAsync", (4, 0xB0B, 0x55)) in emulated_gpu.calls
+    np.testing.assert_array_equal(a.get(), np.arange(4.0))
+    ptrs = a.ptr, b.ptr
+    a.free(), b.free()
+    assert ("cuMemFreeAsync", (ptrs[0], 0)) in emulated_gpu.calls
+    assert ("cuMemFreeAsync", (ptrs[1], 0x55)) in emulated_gpu.calls
+
+
+@pytest.mark.parametrize("pool, error", [
+    ("default", "TypeError: pool: expected None (the device's current pool), False (cuMemAlloc) or a memory pool "
+                "handle (CUmemoryPool or an int), not str"),
+    (1.5, "TypeError: pool: expected None"), (0, "ValueError: pool: 0x0 is not a memory pool handle"),
+    (-3, "ValueError: pool: -0x3 is not a memory pool handle"),
+], ids=repr)
+def test_a_bad_pool_is_refused_by_name_before_allocating(emulated_gpu, pool, error):
+    for make in (lambda: empty(4, pool=pool), lambda: to_gpu(np.arange(3.0), pool=pool),
+                 lambda: zeros(2, pool=pool)):
+        with pytest.raises((TypeError, ValueError)) as info:
+            make()
+        assert f"{info.type.__name__}: {info.value}".startswith(error)
+    assert emulated_gpu.allocs == {}
+
+
+def test_record_stream_orders_a_default_stream_free_after_the_users_work(emulated_gpu):
+    a = empty(8, np.float32)
+    a.record_stream(0x61)
+    ptr = a.ptr
+    emulated_gpu.clear_calls()
+    a.free()
+    calls = emulated_gpu.calls
+    record = next(args for name, args in calls if name == "cuEventRecord")
+    assert record[1] == 0x61
+    wait, free = ("cuStreamWaitEvent", (0, record[0], 0)), ("cuMemFreeAsync", (ptr, 0))
+    assert calls.index(wait) < calls.index(free)
 
 
 def test_stream_allocation_is_stream_ordered(emulated_gpu):
@@ -895,11 +945,20 @@ def test_work_on_another_stream_waits_for_the_arrays_stream(emulated_gpu):
 
 def test_free_waits_for_queued_work_that_uses_the_memory(emulated_gpu):
     emulated_gpu.events_done = False
-    a = to_gpu(np.arange(4.0))
+    a, b = to_gpu(np.arange(4.0)), to_gpu(np.arange(4.0), pool=False)
     a.fill(3.0, stream=0x43)  # queued on another stream than the memory's: held
-    assert _pending.pending_count() == 1
+    b.fill(3.0, stream=0x43)
+    assert _pending.pending_count() == 2
+    held = [int(e.event) for e in _pending._pending if any(o is a.memory for o in e.objects)]
+    ptr = a.ptr
     emulated_gpu.clear_calls()
-    a.free()
+    a.free()  # stream-ordered: the default stream waits for the fill's event, the host does not
+    calls = emulated_gpu.calls
+    wait, free = ("cuStreamWaitEvent", (0, held[0], 0)), ("cuMemFreeAsync", (ptr, 0))
+    assert wait in calls and free in calls and calls.index(wait) < calls.index(free)
+    assert "cuEventSynchronize" not in emulated_gpu.names()
+    emulated_gpu.clear_calls()
+    b.free()  # cuMemFree is not stream-ordered: the host waits for the fill first
     names = emulated_gpu.names()
     assert names.index("cuEventSynchronize") < names.index("cuMemFree")
 
@@ -1182,6 +1241,47 @@ def test_stream_ordered_memory_returns_to_the_pool(cuda, stream):
     a.free()  # cuMemFreeAsync on the stream
     ok(cuda.cuStreamSynchronize(stream))
     assert int(ok(cuda.cuMemPoolGetAttribute(pool, used))) == before
+
+
+@pytest.mark.gpu
+def test_default_stream_arrays_come_from_the_pool_and_go_back_to_it(cuda):
+    ensure_context()
+    ok(cuda.cuCtxSynchronize())
+    pool = ok(cuda.cuDeviceGetMemPool(int(ok(cuda.cuCtxGetDevice()))))
+    used = cuda.CUmemPool_attribute.CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+    before = int(ok(cuda.cuMemPoolGetAttribute(pool, used)))
+    host = host_data((1 << 18,), np.float32)
+    a = to_gpu(host)
+    assert a.memory.pooled and int(ok(cuda.cuMemPoolGetAttribute(pool, used))) >= before + host.nbytes
+    np.testing.assert_array_equal(a.get(), host)
+    a.free()  # cuMemFreeAsync on the default stream
+    ok(cuda.cuCtxSynchronize())
+    assert int(ok(cuda.cuMemPoolGetAttribute(pool, used))) == before
+
+
+@pytest.mark.gpu
+def test_arrays_from_a_pool_the_user_made(cuda, stream):
+    ensure_context()
+    props = cuda.CUmemPoolProps()
+    props.allocType = cuda.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
+    props.handleTypes = cuda.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_NONE
+    props.location.type = cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+    props.location.id = int(ok(cuda.cuCtxGetDevice()))
+    pool = ok(cuda.cuMemPoolCreate(props))
+    used = cuda.CUmemPool_attribute.CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+    try:
+        host = host_data((256, 64), np.int32)
+        a = to_gpu(host, pool=pool)
+        b = empty((256, 64), np.int32, stream=stream, pool=int(pool))
+        assert int(ok(cuda.cuMemPoolGetAttribute(pool, used))) >= 2 * host.nbytes
+        b.copy_from(a[:, ::-1], stream=stream)
+        np.testing.assert_array_equal(b.get(), host[:, ::-1])
+        del a, b
+        gc.collect()
+        ok(cuda.cuCtxSynchronize())
+        assert int(ok(cuda.cuMemPoolGetAttribute(pool, used))) == 0
+    finally:
+        ok(cuda.cuMemPoolDestroy(pool))
 
 
 # -- release ----------------------------------------------------------------------------
