@@ -189,7 +189,7 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
         # stream-ordered pool (not exportable) made UCX stage every buffer through the host: on an H100,
         # 16 MiB tensors went from 1 419 to 28 messages/s.
         with cubind.Device(queue.entity.device or 0):
-            return cubind.empty(entry["shape"], entry["dtype"])
+            return cubind.empty(entry["shape"], entry["dtype"], pool=False)
 
     def allocations_ready(self, queue):
         """Device buffers allocated on a stream are ready before UCX writes them (it uses its own streams).

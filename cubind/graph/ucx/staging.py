@@ -47,7 +47,7 @@ class DeviceStaging:
             data = device
             key = (ordinal, data.shape, data.dtype.str)
             blocks = self._free.get(key)
-            block = blocks.pop() if blocks else cubind.empty(data.shape, data.dtype)  # cuMemAlloc
+            block = blocks.pop() if blocks else cubind.empty(data.shape, data.dtype, pool=False)  # cuMemAlloc
             if self._stream is None:
                 self._stream = cubind.Stream(non_blocking=True)
             block.copy_from(data, stream=self._stream)
