@@ -503,7 +503,8 @@ def test_the_driver_tells_pool_memory_from_cumemalloc_memory():
 
     stream = cubind.Stream(non_blocking=True)
     assert from_a_pool(cubind.empty(1024, np.uint8, stream=stream))
-    assert not from_a_pool(cubind.empty(1024, np.uint8))
+    assert from_a_pool(cubind.empty(1024, np.uint8))  # the default stream's order, the device's pool
+    assert not from_a_pool(cubind.empty(1024, np.uint8, pool=False))
 
 
 def test_the_transport_of_a_host_only_app_does_not_load_the_driver_module():
