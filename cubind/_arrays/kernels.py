@@ -88,9 +88,8 @@ def convert_expr(src, dst):
 
 
 def copy_kernel_name(src, dst):
-    """The copy kernel's name, which says its element types (a profiler's
-    timeline then tells each conversion apart; the no-GPU suite's emulated
-    driver runs it by that name)."""
+    """The copy kernel's name, which says its element types: a profiler's
+    timeline, or a driver log, then tells each conversion apart."""
     return f"cubind_copy_{src.name}_{dst.name}"
 
 
