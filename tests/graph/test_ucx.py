@@ -8,82 +8,29 @@ Each part is ``python -m cubind.graph PART.yaml`` (or the launcher), as one
 starts them by hand; ports are picked free per test. Needs RAPIDS' ucxx
 (``pip install 'cubind[ucx]'``; scripts/test.sh installs it)."""
 
-import importlib.util
-import os
-import re
 import signal
 import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from cubind.graph.ucx.wire import PROTOCOL
 from tests._helpers import free_port
-from tests._toolkit import pythonpath
-
-ROOT = Path(__file__).resolve().parents[2]
-PARTS = ROOT / "examples" / "graph" / "ucx"
-HELPERS = Path(__file__).resolve().parent / "ucx_parts"
-
-
-@pytest.fixture(autouse=True)
-def ucxx_needed():
-    missing = [m for m in ("ucxx", "yaml") if importlib.util.find_spec(m) is None]
-    if missing:
-        if os.environ.get("CI") and sys.version_info >= (3, 11):  # where scripts/_common.sh installs it
-            pytest.fail(f"{', '.join(missing)} not installed; scripts/test.sh installs them")
-        pytest.skip(f"{', '.join(missing)} not installed (pip install 'cubind[ucx,graph]'): UCX apps are not tested")
-
-
-
-def env():
-    return dict(os.environ, PYTHONPATH=pythonpath(ROOT), UCX_WARN_UNUSED_ENV_VARS="n")
-
-
-def part(name, *params, threads=None):
-    """Starts ``python -m cubind.graph PARTS/name`` with ``--param``s."""
-    command = [sys.executable, "-m", "cubind.graph", str(PARTS / name)]
-    for p in params:
-        command += ["--param", p]
-    if threads:
-        command += ["--threads", str(threads)]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env())
-
-
-def finish(proc, timeout=60):
-    """``(exit status, stdout, stderr)``; a part still running after ``timeout`` is a hang: killed, failed."""
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        pytest.fail(f"a part hung ({timeout} s): {out}\n{err}")
-    return proc.returncode, out, err
-
-
-def run_processes(*parts, params=(), timeout=120, grace=10):
-    command = [sys.executable, "-m", "cubind.graph.apps.processes", *(str(PARTS / p) for p in parts),
-               "--grace", str(grace)]
-    for p in params:
-        command += ["--param", p]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env(), timeout=timeout)
-    return done.returncode, done.stdout, done.stderr
-
-
-def counts(text):
-    """``{queue path: {key: value}}`` from the parts' ``messages`` lines."""
-    found = {}
-    for path, rest in re.findall(r"messages (\S+): (.*)", text):
-        found[path] = dict(kv.split("=", 1) for kv in rest.split())
-    return found
-
-
-def ping(port, count=10, tx=(), rx=()):
-    return ([f"tx/signal/port={port}", f"tx/count/count={count}", *tx], [f"rx/signal/port={port}", *rx])
-
+from tests.graph.ucx_parts.processes import (  # noqa: F401  (ucxx_needed: the autouse fixture)
+    HELPERS,
+    PARTS,
+    ROOT,
+    counts,
+    dying,
+    env,
+    finish,
+    part,
+    ping,
+    run_processes,
+    ucxx_needed,
+)
 
 # -- apps split across processes
 
@@ -199,28 +146,11 @@ def test_the_launcher_refuses_a_param_no_part_can_take():
 # -- a peer lost mid-run
 
 
-def _dying(tmp_path, name, codelet, die_at, extra=None):
-    """A copy of PARTS/name whose codelet is ``codelet`` from ucx_parts/codelets.py."""
-    import yaml
-
-    docs = list(yaml.safe_load_all((PARTS / name).read_text()))
-    for doc in docs:
-        for comp in (doc or {}).get("components") or ():
-            params = comp.get("parameters") or {}
-            if "codelet_name" in params:
-                params.update(codelet_name=codelet, codelet_file=str(HELPERS / "codelets.py"), die_at=die_at)
-                params.pop("log_count", None)
-                params.update(extra or {})
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump_all(docs))
-    return path
-
-
-def test_a_transmitter_that_dies_ends_the_receivers_run_naming_the_connection(tmp_path):
+def test_without_reconnect_a_transmitter_that_dies_ends_the_receivers_run_naming_the_connection(tmp_path):
     port = free_port()
-    tx_params, rx_params = ping(port, count=1000)
+    tx_params, rx_params = ping(port, count=1000, rx=["ucx/ucx_context/reconnect=false"])
     rx = part("ping_rx.yaml", *rx_params)
-    tx_yaml = _dying(tmp_path, "ping_tx.yaml", "PingOrDie", die_at=6)
+    tx_yaml = dying(tmp_path, "ping_tx.yaml", "PingOrDie", die_at=6)
     tx = subprocess.Popen([sys.executable, "-m", "cubind.graph", str(tx_yaml), *sum((["--param", p] for p in tx_params),
                                                                                      [])],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env())
@@ -232,10 +162,10 @@ def test_a_transmitter_that_dies_ends_the_receivers_run_naming_the_connection(tm
     assert "ping_rx: received 5 messages" in out  # the stops ran: the run ended cleanly
 
 
-def test_a_receiver_that_dies_ends_the_transmitters_run_naming_the_connection(tmp_path):
+def test_without_reconnect_a_receiver_that_dies_ends_the_transmitters_run_naming_the_connection(tmp_path):
     port = free_port()
-    tx_params, rx_params = ping(port, count=100000)
-    rx_yaml = _dying(tmp_path, "ping_rx.yaml", "ReceiveOrDie", die_at=4)
+    tx_params, rx_params = ping(port, count=100000, tx=["ucx/ucx_context/reconnect=false"])
+    rx_yaml = dying(tmp_path, "ping_rx.yaml", "ReceiveOrDie", die_at=4)
     rx = subprocess.Popen([sys.executable, "-m", "cubind.graph", str(rx_yaml), "--param", rx_params[0]],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env())
     tx = part("ping_tx.yaml", *tx_params)

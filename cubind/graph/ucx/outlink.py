@@ -1,7 +1,20 @@
 """A UcxTransmitter's connection (``OutLink``): it connects to the
 receiver, sends the messages its transmitter publishes (a header, then
 each tensor from its memory) and reads the receiver's credits and goodbye
-(``transport.py`` says the protocol)."""
+(``transport.py`` says the protocol).
+
+With the UcxContext's ``reconnect`` (GXF's), a connection lost mid-run is
+made again, as GXF's UcxTransmitter does before its next send: attempts
+every ``RETRY_PERIOD_S``, at most ``maximum_connection_retries`` of them
+within ``connect_timeout_ms``, then the run fails naming both. Meanwhile
+the remote queue has no room (a ``DownstreamReceptiveSchedulingTerm``
+holds the producer, as GXF's blocking send does), and what cannot be
+delivered is counted in ``lost``: any message published while there is no
+connection, and of those handed to the lost one, the ones that did not
+arrive (the receiver that comes back says how many did where it is the
+one that had them; a restarted one cannot, and then the ones the lost
+receiver had not confirmed, read or dropped, are counted). The loss and
+the return are logged."""
 
 import asyncio
 import collections
@@ -20,6 +33,8 @@ from .transport import (
     after_producer,
     as_json,
     close_endpoint,
+    log,
+    lost_connection,
     note_frames,
     receive_note,
     send_note,
@@ -32,6 +47,21 @@ RETRY_PERIOD_S = 0.1
 SEND_WINDOW = 4
 
 
+class _Connection:
+    """One connection to the receiver (a reconnect makes another): its
+    endpoint, the messages handed to it and how many of them were sent (its
+    goodbye's count, which the receiver checks on that connection)."""
+
+    def __init__(self, ep, engine):
+        self.ep = ep
+        self.outbox = asyncio.Queue()
+        self.to_send = Handoff(engine, self.outbox)  # messages, then the goodbye
+        self.tasks = []
+        self.queued = 0
+        self.sent = 0
+        self.bye_sent = False
+
+
 class OutLink(Link):
     """A UcxTransmitter's connection; it stands in its ``targets`` for the
     remote receiver: ``free()`` is the room left there (credits), and the
@@ -41,13 +71,14 @@ class OutLink(Link):
         super().reset()
         self.credits = 0
         self.remote = None  # the receiver's answer: path, capacity, policy
+        self.conn = None  # None while reconnecting
         self.sent = 0
-        self.queued = 0
-        self.outbox = None
-        self.to_send = None  # the Handoff into outbox: messages, then the goodbye
-        self.tasks = []
+        self.lost = 0
+        self.unsettled = None  # of a lost connection: (messages handed to it, not confirmed, sent)
+        self.reconnects = 0
+        self.reconnecting = False
+        self.reconnector = None
         self.finished = False
-        self.bye_sent = False
         self.staging = DeviceStaging()
 
     @property
@@ -61,25 +92,34 @@ class OutLink(Link):
             return self.credits
 
     def active(self):
-        """Credits still to come back: the receiver holds or is sent messages."""
+        """Credits still to come back (the receiver holds or is sent messages),
+        or a connection being made again (room, or the goodbye to give, to come)."""
         with self.lock:
-            return (self.remote is not None and not self.peer_ended and self.failure is None
-                    and not self.finished and self.credits < self.remote["capacity"])
+            if self.remote is None or self.peer_ended or self.failure is not None:
+                return False
+            return self.reconnecting or (not self.finished and self.credits < self.remote["capacity"])
 
     def finish(self):
         """Its entity will not publish again: a goodbye follows what is queued,
-        so that the receiver's run can end (in this process or another)."""
+        so that the receiver's run can end (in this process or another); while
+        reconnecting, it is sent once connected."""
         with self.lock:
-            if self.finished or self.outbox is None:
+            if self.finished or self.remote is None:
                 return
             self.finished = True
-        self.to_send.put(BYE)
+            handoff = None if self.conn is None else self.conn.to_send
+        if handoff is not None:
+            handoff.put(BYE)
 
     def deliver(self, message):
         header, buffers = encode(message, self.queue.path, not self.context.cpu_data_only)
         with self.lock:
             if self.failure is not None:
                 raise self.failure
+            if self.reconnecting:
+                # No connection: not queued for a receiver that may not come back, counted instead.
+                self.lost += 1
+                return
             if self.peer_ended:
                 # The receiving entity ended: as a queue nobody reads, no room is left. A message decided
                 # before its goodbye arrived is counted as dropped (the counts say so), not sent into a void.
@@ -96,59 +136,88 @@ class OutLink(Link):
                                          f"DownstreamReceptiveSchedulingTerm on {self.queue.name}")
                 # policy 0: sent anyway; the receiver drops its oldest and gives that credit back.
             self.credits -= 1
-            self.queued += 1
-        self.to_send.put((header, buffers, message.ready_event))
+            conn = self.conn
+            conn.queued += 1
+        conn.to_send.put((header, buffers, message.ready_event))
 
     def counts(self):
         with self.lock:
-            return {"sent": self.sent, "dropped": self.dropped, "peer": self.peer,
-                    "remote": self.remote["path"] if self.remote else None}
+            return {"sent": self.sent, "dropped": self.dropped, "lost": self.lost, "reconnects": self.reconnects,
+                    "peer": self.peer, "remote": self.remote["path"] if self.remote else None}
 
     # -- on the engine's loop
 
     async def connect(self, ucxx, deadline):
-        queue = self.queue
+        ep, reply, _ = await self._dial(ucxx, deadline)
+        self._begin(ep, reply)
+
+    async def _dial(self, ucxx, deadline):
+        """An endpoint to the receiver and its answer to the hello, within
+        the attempts that ``reconnect``, ``maximum_connection_retries`` and
+        ``deadline`` allow. A receiver not up, and one still holding an old
+        connection of ours ("busy": it has not seen that one go yet), are
+        tried again."""
         attempts, started = 0, time.monotonic()
         while True:
             attempts += 1
-            left = deadline - time.monotonic()
-            try:
-                ep = await ucxx.create_endpoint(queue.receiver_address, queue.port,
-                                                connect_timeout=max(0.1, min(CONNECT_ATTEMPT_S, left)))
-                break
-            except Exception as exc:  # ucxx raises its UCXXError kinds, asyncio its TimeoutError
-                text = str(exc) or type(exc).__name__
-                if "Invalid IP address or hostname" in text:
-                    raise UcxError(f"{self.where}: receiver_address {queue.receiver_address!r} is not an address "
-                                   f"UCX can reach ({text})") from None
-                retry = self.context.reconnect and attempts < queue.maximum_connection_retries
-                if not retry or time.monotonic() + RETRY_PERIOD_S >= deadline:
-                    raise UcxError(f"{self.where}: no UcxReceiver answered at {self.peer} after {attempts} "
-                                   f"attempt{'s' if attempts > 1 else ''} in {time.monotonic() - started:.1f} s "
-                                   f"({type(exc).__name__}: {text}); is the receiving part started, and the "
-                                   f"address and port right? (UcxContext reconnect: {self.context.reconnect}, "
-                                   f"connect_timeout_ms: {self.context.connect_timeout_ms})") from None
-                await asyncio.sleep(RETRY_PERIOD_S)
-        self.ep = ep
+            ep, reply = await self._attempt(ucxx, deadline)
+            if reply.get("ok"):
+                return ep, reply, attempts
+            retry = self.context.reconnect and attempts < self.queue.maximum_connection_retries
+            if not retry or time.monotonic() + RETRY_PERIOD_S >= deadline:
+                raise UcxError(f"{self.where}: {reply['why']} after {attempts} attempt{'s' if attempts > 1 else ''} "
+                               f"in {time.monotonic() - started:.1f} s ({reply['error']}); {reply['hint']} "
+                               f"(UcxContext reconnect: {self.context.reconnect}, UcxTransmitter "
+                               f"maximum_connection_retries: {self.queue.maximum_connection_retries}, "
+                               f"connect_timeout_ms: {self.context.connect_timeout_ms})")
+            await asyncio.sleep(RETRY_PERIOD_S)
+
+    async def _attempt(self, ucxx, deadline):
+        """``(endpoint, the receiver's answer)``, or ``(None, why not)`` where
+        another attempt may succeed; ``UcxError`` where none can."""
+        queue = self.queue
+        wait = max(0.1, min(CONNECT_ATTEMPT_S, deadline - time.monotonic()))
+        try:
+            ep = await ucxx.create_endpoint(queue.receiver_address, queue.port, connect_timeout=wait)
+        except Exception as exc:  # ucxx raises its UCXXError kinds, asyncio its TimeoutError
+            text = str(exc) or type(exc).__name__
+            if "Invalid IP address or hostname" in text:
+                raise UcxError(f"{self.where}: receiver_address {queue.receiver_address!r} is not an address "
+                               f"UCX can reach ({text})") from None
+            return None, {"why": f"no UcxReceiver answered at {self.peer}", "error": f"{type(exc).__name__}: {text}",
+                          "hint": "is the receiving part started, and the address and port right?"}
         # The hello and its answer are send_obj pairs in every protocol version: a peer of another one is named.
         hello = {"hello": True, "layout": LAYOUT, "source": queue.path, "cpu_data_only": self.context.cpu_data_only}
         try:
             await ep.send_obj(as_json(hello))
             reply = json.loads(bytes(await asyncio.wait_for(ep.recv_obj(), HELLO_TIMEOUT_S)).decode())
         except Exception as exc:
+            await close_endpoint(ep, ())
             raise UcxError(f"{self.where}: the peer at {self.peer} did not answer the hello "
                            f"({type(exc).__name__}: {exc}); is it a cubind.graph UcxReceiver?") from None
-        if not reply.get("ok"):
+        if reply.get("ok"):
+            return ep, reply
+        await close_endpoint(ep, ())
+        if not reply.get("busy"):
             raise UcxError(f"{self.where}: the UcxReceiver at {self.peer} refused the connection: {reply.get('error')}")
+        return None, {"why": f"the UcxReceiver at {self.peer} refused the connection", "error": reply.get("error"),
+                      "hint": "is another UcxTransmitter sending to it?"}
+
+    def _begin(self, ep, reply):
+        """``ep`` becomes the connection: the room is what the receiver grants
+        (its capacity, less what its queue still holds of a lost connection)."""
+        conn = _Connection(ep, self.context.engine)
         with self.lock:
             self.remote = {"path": reply["path"], "capacity": int(reply["capacity"]), "policy": int(reply["policy"])}
-            self.credits = self.remote["capacity"]
-        self.outbox = asyncio.Queue()
-        self.to_send = Handoff(self.context.engine, self.outbox)
+            self.credits = int(reply["credits"])
+            self.conn, self.reconnecting = conn, False
+            bye = self.finished
         loop = asyncio.get_running_loop()
-        self.tasks = [loop.create_task(self._send_loop()), loop.create_task(self._control_loop())]
+        conn.tasks = [loop.create_task(self._send_loop(conn)), loop.create_task(self._control_loop(conn))]
+        if bye:  # the entity ended while there was no connection: the receiver still hears the goodbye
+            conn.to_send.put(BYE)
 
-    async def _send_loop(self):
+    async def _send_loop(self, conn):
         """Up to ``SEND_WINDOW`` messages in flight: the next message's
         sends are posted while the ones before still complete (a rendezvous
         waits for the receiver), in the order of the queue (one task per UCX
@@ -157,15 +226,13 @@ class OutLink(Link):
         in_flight = collections.deque()
         try:
             while True:
-                item = await self.outbox.get()
+                item = await conn.outbox.get()
                 if item is BYE:
                     while in_flight:
-                        await self._sent(*in_flight.popleft())
+                        await self._sent(conn, *in_flight.popleft())
+                    await send_note(conn.ep, as_json({"bye": True, "sent": conn.sent}))
                     with self.lock:
-                        sent = self.sent
-                    await send_note(self.ep, as_json({"bye": True, "sent": sent}))
-                    with self.lock:
-                        self.bye_sent = True
+                        conn.bye_sent = True
                     return
                 header, buffers, ready = item
                 taken = ()
@@ -175,19 +242,23 @@ class OutLink(Link):
                     await after_producer(loop, ready, ordinal)
                     buffers, taken = self.staging.stage(buffers, ordinal)
                 # The parts of one message keep each other (and the message's arrays) alive until all are sent.
-                parts = [loop.create_task(self.ep.send(part)) for part in (*note_frames(header), *buffers)]
+                parts = [loop.create_task(conn.ep.send(part)) for part in (*note_frames(header), *buffers)]
                 in_flight.append((parts, taken))
                 while in_flight and (len(in_flight) > SEND_WINDOW or all(t.done() for t in in_flight[0][0])):
-                    await self._sent(*in_flight.popleft())
+                    await self._sent(conn, *in_flight.popleft())
         except Exception as exc:
-            self._fail(UcxError(f"{self.where}: the connection to the UcxReceiver at {self.peer} was lost "
-                                f"while sending message {self.sent + 1} ({type(exc).__name__}: {exc})"))
+            text = f"{type(exc).__name__}: {exc}"
+            if not lost_connection(exc):
+                self._fail(UcxError(f"{self.where}: message {conn.sent + 1} to {self.peer} could not be sent ({text})"))
+                return
+            self._lost(conn, f"{self.where}: the connection to the UcxReceiver at {self.peer} was lost while "
+                             f"sending message {conn.sent + 1} ({text})")
         finally:
             for parts, _ in in_flight:
                 for task in parts:
                     task.cancel()
 
-    async def _sent(self, parts, taken):
+    async def _sent(self, conn, parts, taken):
         """Waits for one message's UCX sends; its failure is raised once all
         have ended. Its staging blocks are then free for a later message."""
         for result in await asyncio.gather(*parts, return_exceptions=True):
@@ -195,13 +266,14 @@ class OutLink(Link):
                 raise result
         self.staging.give_back(taken)
         with self.lock:
+            conn.sent += 1
             self.sent += 1
 
-    async def _control_loop(self):
+    async def _control_loop(self, conn):
         answer = False
         try:
             while True:
-                note = json.loads(bytes(await receive_note(self.ep)).decode())
+                note = json.loads(bytes(await receive_note(conn.ep)).decode())
                 with self.lock:
                     if "credit" in note:
                         self.credits += int(note["credit"])
@@ -211,29 +283,99 @@ class OutLink(Link):
                         # Our goodbye follows what is queued, with the count: the receiver's close waits for it.
                         answer, self.finished = not self.finished, True
                 if note.get("bye") and answer:
-                    self.to_send.put(BYE)  # after the messages handed before it
+                    conn.to_send.put(BYE)  # after the messages handed before it
                 self.context.wake()
                 if note.get("bye"):
                     return
         except Exception as exc:
-            if self.bye_sent:
+            if conn.bye_sent:
                 return  # the receiver closes once it has our goodbye
-            self._fail(UcxError(f"{self.where}: the connection to the UcxReceiver at {self.peer} "
-                                f"({self.remote['path']}) was lost ({type(exc).__name__}: {exc or 'peer gone'})"))
+            if not lost_connection(exc):
+                self._fail(UcxError(f"{self.where}: a note from the UcxReceiver at {self.peer} that cannot be read "
+                                    f"({type(exc).__name__}: {exc})"))
+                return
+            self._lost(conn, f"{self.where}: the connection to the UcxReceiver at {self.peer} "
+                             f"({self.remote['path']}) was lost ({type(exc).__name__}: {exc or 'peer gone'})")
+
+    def _lost(self, conn, text):
+        """``conn`` was lost (the receiver died, or the network between).
+        Without ``reconnect`` (or after the receiver's goodbye) the run ends
+        with ``text``; with it, what the receiver had not confirmed is
+        counted as lost and the connection is made again."""
+        with self.lock:
+            if conn is not self.conn or self.failure is not None or self.closing:
+                return
+            again = self.context.reconnect and not self.peer_ended
+            if again:
+                # The receiver's queue is in order: its confirmations (credits) go first to what it held
+                # before this connection, so what it had not confirmed of ours is the lesser of the two.
+                unconfirmed = max(0, min(conn.queued, self.remote["capacity"] - self.credits))
+                self.unsettled = (conn.queued, unconfirmed, conn.sent)
+                self.credits, self.conn, self.reconnecting = 0, None, True
+        if not again:
+            self._fail(UcxError(text))
+            return
+        log.warning("%s; %d message(s) it had not confirmed may be lost; connecting again (UcxContext "
+                    "reconnect: True, at most %d attempts in %d ms)", text, unconfirmed,
+                    self.queue.maximum_connection_retries, self.context.connect_timeout_ms)
+        self.reconnector = asyncio.get_running_loop().create_task(self._reconnect(conn, text))
+        self.context.wake()
+
+    async def _reconnect(self, old, text):
+        await close_endpoint(old.ep, old.tasks)
+        started = time.monotonic()
+        try:
+            ep, reply, attempts = await self._dial(self.context.engine.ucxx,
+                                                   started + self.context.connect_timeout_ms / 1000)
+        except UcxError as exc:
+            self._settle(None)
+            self._fail(UcxError(f"{text}, and was not made again: {str(exc).removeprefix(self.where + ': ')}"))
+            return
+        self._settle(reply.get("arrived"))
+        with self.lock:
+            self.reconnects += 1
+            lost = self.lost
+        self._begin(ep, reply)
+        log.warning("%s: connected again to the UcxReceiver at %s (%s) after %d attempt(s) in %.1f s; sending "
+                    "resumes (%d message(s) lost in all)", self.where, self.peer, reply["path"], attempts,
+                    time.monotonic() - started, lost)
+        self.context.wake()
+
+    def _settle(self, arrived):
+        """Counts what the lost connection delivered and lost, so that every
+        message handed to it is one of the two: delivered are the ``arrived``
+        the receiver says it had of them or, where it cannot say (restarted,
+        or none came back), those it had confirmed (read or dropped); the
+        rest is lost. UCX's own completions cannot tell: the loss cancels
+        sends that arrived, and an eager send completes before it does."""
+        with self.lock:
+            if self.unsettled is None:
+                return
+            queued, unconfirmed, sent = self.unsettled
+            delivered = queued - unconfirmed if arrived is None else min(int(arrived), queued)
+            self.lost += queued - delivered
+            self.sent += delivered - sent
+            self.unsettled = None
 
     async def close(self, failed, timeout):
-        """Sends what is queued and a goodbye (unless the run failed), then closes."""
-        if self.outbox is not None and not failed and self.failure is None:
+        """Sends what is queued and a goodbye (unless the run failed, or ended
+        while the connection was being made again), then closes."""
+        if self.reconnector is not None and not self.reconnector.done():
+            self.reconnector.cancel()
+            await asyncio.gather(self.reconnector, return_exceptions=True)
+            self._settle(None)
+        conn = self.conn
+        if conn is not None and not failed and self.failure is None:
             with self.lock:
                 queue_bye, self.finished = not self.finished, True
             if queue_bye:
-                self.to_send.put(BYE)
+                conn.to_send.put(BYE)
             try:
-                await asyncio.wait_for(asyncio.shield(self.tasks[0]), timeout)
+                await asyncio.wait_for(asyncio.shield(conn.tasks[0]), timeout)
             except asyncio.TimeoutError:
-                self._fail(UcxError(f"{self.where}: {self.queued - self.sent} message(s) still unsent to {self.peer} "
+                self._fail(UcxError(f"{self.where}: {conn.queued - conn.sent} message(s) still unsent to {self.peer} "
                                     f"after {timeout:.0f} s at the end of the run"))
         with self.lock:
             self.closing = True
-        await close_endpoint(self.ep, self.tasks)
-
+        if conn is not None:
+            await close_endpoint(conn.ep, conn.tasks)

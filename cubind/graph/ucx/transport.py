@@ -6,8 +6,10 @@ call is made; a receiver listens (``InLink``), a transmitter connects
 On one connection, in order:
 
 - the transmitter sends a hello (its layout, its queue's path, whether it
-  sends device tensors); the receiver answers ok with its capacity and
-  policy, or the reason it refuses (another layout);
+  sends device tensors); the receiver answers ok with its capacity, policy
+  and the room it grants (credits: its capacity less what its queue still
+  holds of a lost connection), or the reason it refuses (another layout;
+  "busy": connected to another transmitter);
 - transmitter to receiver: per message a header (``wire.encode``, framed
   by ``send_note``: one UCX message where it fits ``NOTE_FRAME``) then one
   UCX message per tensor buffer, from the memory it lies in; at the end a
@@ -28,6 +30,7 @@ receiver's."""
 import asyncio
 import atexit
 import json
+import logging
 import os
 import struct
 import threading
@@ -39,6 +42,8 @@ from .wire import WireError
 
 BYE = object()
 HELLO_TIMEOUT_S = 10.0
+# Where a connection lost and made again is told (python -m cubind.graph shows warnings on stderr).
+log = logging.getLogger("cubind.graph.ucx")
 # A note's first UCX message: most headers and every control note fit one.
 NOTE_FRAME = 4096
 NOTE_LIMIT = 1 << 30
@@ -58,6 +63,14 @@ def ucxx_module():
         raise GraphError(f"UcxTransmitter/UcxReceiver need RAPIDS' ucxx, which does not import ({exc}): "
                          f"pip install 'cubind[ucx]' (see docs/graph.md, 'Across processes')") from None
     return ucxx
+
+
+def lost_connection(exc):
+    """Whether ``exc`` is how UCX ends the sends and receives of a connection
+    that went (ucxx raises its own kinds: canceled, reset, not connected,
+    unreachable), not a fault of ours (a truncated message, a decoding error,
+    a CUDA error), which no reconnect mends."""
+    return type(exc).__module__.partition(".")[0] == "ucxx" and "Truncated" not in type(exc).__name__
 
 
 def as_json(obj):
@@ -161,7 +174,6 @@ class Link:
         self.reset()
 
     def reset(self):
-        self.ep = None
         self.failure = None
         self.peer_ended = False
         self.closing = False
