@@ -222,7 +222,7 @@ def test_queue_policies():
     g, _ = pipeline(count=5, capacity=2, policy=1, receptive=False)
     g.entities[1].components[1]._params["min_size"] = 99
     g.run()
-    assert [int(m.tensor("n").data[0]) for m in g["b"]["in"]._back] == [1, 2]
+    assert [int(m.tensor("n").data[0]) for m in g["b"]["in"].stages.snapshot()[1]] == [1, 2]
     g, _ = pipeline(count=5, capacity=1, policy=2, receptive=False)
     g.entities[1].components[1]._params["min_size"] = 99
     with pytest.raises(gx.CodeletError, match=r"entity 'a', codelet 'source': tick\(\) raised QueueFullError: "

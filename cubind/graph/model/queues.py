@@ -6,13 +6,13 @@ receiving entity's tick its back stage moves to its main stage, which
 together); ``policy`` says what a full one does with one more message:
 0 drops the oldest, 1 rejects the new one, 2 raises (GXF's default).
 
-Each queue has its own lock: a codelet publishes and receives on its worker
-thread while the scheduler moves messages on another."""
-
-import collections
-import threading
+The stages and their lock are compiled (buffer.pyx's MessageBuffer): the
+scheduler's loop moves messages between them on every tick without a
+Python call. A codelet publishes and receives on its worker thread while the
+scheduler moves messages on another."""
 
 from . import ordering
+from .buffer import MessageBuffer
 from .component import Component
 from .errors import GraphError, ParameterError
 from .parameters import Parameter
@@ -33,38 +33,33 @@ class _Queue(Component):
             raise ParameterError(f"{self.path}/capacity: must be at least 1, got {self.capacity}")
         if self.policy not in (POP, REJECT, FAULT):
             raise ParameterError(f"{self.path}/policy: must be 0 (pop), 1 (reject) or 2 (fault), got {self.policy}")
-        self._lock = threading.Lock()
-        self._main = collections.deque()
-        self._back = collections.deque()
-        self.dropped = 0
+        self.stages = MessageBuffer(self.capacity, self.policy)
+
+    @property
+    def dropped(self):
+        """Messages the policy dropped (0 or 1) since the start."""
+        return self.stages.dropped
 
     def size(self):
         """Messages in the main stage (what ``receive`` can read now)."""
-        with self._lock:
-            return len(self._main)
+        return self.stages.size()
 
     def back_size(self):
-        with self._lock:
-            return len(self._back)
+        return self.stages.back_size()
 
     def free(self):
         """Room left, both stages counted."""
-        with self._lock:
-            return self.capacity - len(self._main) - len(self._back)
+        return self.stages.free()
 
     def _push(self, message):
-        """Into the back stage, by the policy (the lock held)."""
-        if len(self._main) + len(self._back) >= self.capacity:
-            if self.policy == REJECT:
-                self.dropped += 1
-                return
-            if self.policy == FAULT:
-                raise QueueFullError(f"{self.path}: queue full (capacity {self.capacity}, policy 2: fault); "
-                                     f"raise its capacity, pick policy 0 or 1, or add a "
-                                     f"DownstreamReceptiveSchedulingTerm to the producer")
-            self.dropped += 1
-            (self._main or self._back).popleft()
-        self._back.append(message)
+        """Into the back stage, by the policy."""
+        if self.stages.push(message) == 2:
+            raise self.full_error()
+
+    def full_error(self):
+        return QueueFullError(f"{self.path}: queue full (capacity {self.capacity}, policy 2: fault); raise its "
+                              f"capacity, pick policy 0 or 1, or add a DownstreamReceptiveSchedulingTerm to the "
+                              f"producer")
 
 
 class Receiver(_Queue):
@@ -73,28 +68,23 @@ class Receiver(_Queue):
     def receive(self):
         """The oldest message of the main stage, or None. Its device tensors
         are ordered after their producer's work on this codelet's stream."""
-        with self._lock:
-            message = self._main.popleft() if self._main else None
+        message = self.stages.pop()
         if message is not None and message.ready_event is not None:
             message = ordering.await_ready(message, self.entity.device)
         return message
 
     def sync(self):
         """Back stage to main stage (before the entity ticks)."""
-        with self._lock:
-            self._main.extend(self._back)
-            self._back.clear()
+        self.stages.sync_in()
 
     def deliver(self, message):
-        with self._lock:
-            self._push(message)
+        self._push(message)
 
     def put_next(self, message):
         """Into the main stage, to be received next, whatever the capacity
         and policy: a GPU-resident chain hands each of its entities the
         message it ticks on this way (scheduling/resident.py)."""
-        with self._lock:
-            self._main.appendleft(message)
+        self.stages.put_front(message)
 
 
 class DoubleBufferReceiver(Receiver, gxf_type="DoubleBufferReceiver"):
@@ -117,16 +107,11 @@ class Transmitter(_Queue):
             stamp.pubtime = self.entity.graph.clock.timestamp()
         if message.has_device_tensors():
             ordering.record_ready(message)
-        with self._lock:
-            self._push(message)
+        self._push(message)
 
     def sync(self):
         """Takes the messages published (after the entity's tick)."""
-        with self._lock:
-            out = list(self._back) + list(self._main)
-            self._back.clear()
-            self._main.clear()
-        return out
+        return self.stages.take_all()
 
 
 class DoubleBufferTransmitter(Transmitter, gxf_type="DoubleBufferTransmitter"):

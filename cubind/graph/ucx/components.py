@@ -253,10 +253,10 @@ class UcxReceiver(Receiver, gxf_type="UcxReceiver"):
     def deliver_remote(self, message):
         """A message from the peer, into the back stage by the policy; returns
         how many messages left the queue doing so (their room goes back)."""
-        with self._lock:
-            before = self.dropped
-            self._push(message)
-            return self.dropped - before
+        outcome = self.stages.push(message)
+        if outcome == 2:
+            raise self.full_error()
+        return outcome  # 1: one message dropped (the new one, or the oldest)
 
 
 class UcxTransmitter(Transmitter, gxf_type="UcxTransmitter"):

@@ -1,0 +1,518 @@
+# cython: language_level=3
+"""A run of the scheduler, compiled: the pick-run-finish cycle every worker
+loops on (scheduler.py says what it does; GXF's schedulers are C++ too).
+Python runs only where a graph's own code does: a codelet's start, tick and
+stop, a scheduling term's check that is not one of the built-in ones below,
+and the hooks a term overrides.
+
+Per entity, what a step needs is laid out once (an ``_Entry``): its
+codelets, the compiled stages of its receivers and transmitters, its terms
+as kinds the loop checks itself (count, message available, downstream
+receptive) or calls (any other), and the terms' hooks. A codelet with no
+device and no stream is ticked directly (its timestamps and count kept as
+``Codelet.run_phase`` keeps them); one with either goes through
+``run_phase``, which makes them current."""
+
+import threading
+import time
+
+from cubind.graph.model.buffer cimport MessageBuffer
+
+from cubind.graph.model.codelet import Codelet
+from cubind.graph.model.errors import CodeletError
+from cubind.graph.model.errors import add_note as _note
+from cubind.graph.model.queues import Receiver, Transmitter
+
+from .external import ExternalSource
+from .result import RunResult
+from .terms import NEVER, READY, WAIT_EVENT, WAIT_TIME
+from .terms import CountSchedulingTerm, DownstreamReceptiveSchedulingTerm, MessageAvailableSchedulingTerm, SchedulingTerm
+
+IDLE, RUNNING, DONE = "idle", "running", "done"
+
+# Term states and entity states as the loop keeps them.
+cdef enum:
+    S_READY = 0
+    S_WAIT_TIME = 1
+    S_WAIT_EVENT = 2
+    S_NEVER = 3
+cdef enum:
+    E_IDLE = 0
+    E_RUNNING = 1
+    E_DONE = 2
+# Term kinds the loop checks itself.
+cdef enum:
+    T_CALL = 0
+    T_COUNT = 1
+    T_AVAILABLE = 2
+    T_DOWNSTREAM = 3
+
+cdef dict _STATES = {READY: S_READY, WAIT_TIME: S_WAIT_TIME, WAIT_EVENT: S_WAIT_EVENT, NEVER: S_NEVER}
+_ENTITY_STATES = (IDLE, RUNNING, DONE)
+
+
+cdef class _Term:
+    """One scheduling term as the loop checks it."""
+    cdef int kind
+    cdef object term         # the component (T_CALL: its bound check)
+    cdef MessageBuffer rx    # T_AVAILABLE: the receiver's stages
+    cdef long long min_size
+    cdef object front_max    # T_AVAILABLE: front_stage_max_size (None: no bound)
+    cdef object at           # T_CALL: the target time of its last answer
+
+    cdef int check(self, object now) except -1:
+        cdef long long n
+        if self.kind == T_COUNT:
+            return S_READY if self.term.done < self.term.count else S_NEVER
+        if self.kind == T_AVAILABLE:
+            if self.front_max is not None and self.rx.size() > self.front_max:
+                return S_WAIT_EVENT
+            n = self.rx.size() + self.rx.back_size()
+            return S_READY if n >= self.min_size else S_WAIT_EVENT
+        if self.kind == T_DOWNSTREAM:
+            for target in self.term.transmitter.targets:
+                if target.free() < self.min_size:
+                    return S_WAIT_EVENT
+            return S_READY
+        state, self.at = self.term(now)
+        return _STATES[state]
+
+
+cdef _Term _term(object term):
+    cdef _Term t = _Term()
+    cls = type(term)
+    t.term = term
+    if cls is CountSchedulingTerm:
+        t.kind = T_COUNT
+    elif cls is MessageAvailableSchedulingTerm and _plain(term.receiver, Receiver, ("size", "back_size")):
+        t.kind, t.rx, t.min_size = T_AVAILABLE, term.receiver.stages, term.min_size
+        t.front_max = term.front_stage_max_size
+    elif cls is DownstreamReceptiveSchedulingTerm:
+        t.kind, t.min_size = T_DOWNSTREAM, term.min_size
+    else:
+        t.kind, t.term = T_CALL, term.check
+    return t
+
+
+cdef bint _plain(object queue, object base, tuple methods) except -1:
+    """Whether ``queue`` keeps ``base``'s ``methods`` (its stages are then its buffer's)."""
+    cls = type(queue)
+    for m in methods:
+        if getattr(cls, m) is not getattr(base, m):
+            return False
+    return True
+
+
+cdef class _Entry:
+    """What a step needs of one scheduled entity (a GPU-resident chain's first entity stands for the chain)."""
+    cdef object entity
+    cdef list codelets
+    cdef list terms            # [_Term]
+    cdef list befores, afters  # the terms' overridden hooks
+    cdef list rx_buffers       # receivers whose stages are their buffer's
+    cdef list rx_others        # receivers that sync themselves
+    cdef list transmitters     # [(transmitter, its buffer or None)]
+    cdef object chain
+    cdef int state
+    cdef double started
+
+
+cdef class Run:
+    """One run of a graph by a scheduler (scheduler.py's ``Scheduler.run``)."""
+
+    cdef object graph, clock, lock, cond, watcher, reason, error
+    cdef object _picked_at     # the clock time of the entry _next returned
+    cdef int workers, running, cursor
+    cdef bint stop_on_deadlock, jumps
+    cdef double poll_s, handoff_s
+    cdef object wall_end
+    cdef list order            # [_Entry], in scheduling order
+    cdef dict entries          # entity -> _Entry
+    cdef dict chains           # first entity -> chain
+    cdef dict ticks            # entity -> ticks
+    cdef list sources
+
+    def __init__(self, graph, scheduler):
+        self.graph, self.clock = graph, scheduler.clock
+        self.jumps = bool(getattr(self.clock, "jumps", False))
+        self.workers = scheduler.workers
+        self.stop_on_deadlock = scheduler.stop_on_deadlock
+        self.poll_s = scheduler.check_recession_period_ms / 1000
+        limit = scheduler.max_duration_ms
+        self.wall_end = None if limit is None else time.monotonic() + limit / 1000
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)
+        self.handoff_s = scheduler.handoff_ms / 1000
+        every = [e for e in graph.entities if e.of_type(Codelet)]
+        self.chains = {}
+        for chain in graph.resident_chains:
+            chain.bind()
+            self.chains[chain.entities[0]] = chain
+        inner = {e for chain in self.chains.values() for e in chain.entities[1:]}
+        self.entries = {e: self._entry(e) for e in every if e not in inner}
+        self.order = list(self.entries.values())
+        self.ticks = dict.fromkeys(every, 0)
+        self.sources = graph.components(ExternalSource)
+
+    cdef _Entry _entry(self, entity):
+        cdef _Entry en = _Entry()
+        chain = self.chains.get(entity)
+        en.entity, en.chain, en.state = entity, chain, E_IDLE
+        if chain is not None:
+            en.codelets, terms, receivers, transmitters = [c for _, c in chain.codelets], chain.terms, [], chain.outputs
+        else:
+            en.codelets, terms = entity.of_type(Codelet), entity.of_type(SchedulingTerm)
+            receivers, transmitters = entity.of_type(Receiver), entity.of_type(Transmitter)
+        en.terms = [_term(t) for t in terms]
+        en.befores, en.afters = _hooks(terms, "before_tick"), _hooks(terms, "after_tick")
+        en.rx_buffers = [rx.stages for rx in receivers if _plain(rx, Receiver, ("sync",))]
+        en.rx_others = [rx for rx in receivers if not _plain(rx, Receiver, ("sync",))]
+        en.transmitters = [(tx, tx.stages if _plain(tx, Transmitter, ("sync",)) else None) for tx in transmitters]
+        return en
+
+    @property
+    def state(self):
+        """Each scheduled entity's state: "idle", "running" or "done"."""
+        return {en.entity: _ENTITY_STATES[en.state] for en in self.order}
+
+    # -- the run
+
+    def execute(self):
+        started_at = time.monotonic()
+        started, opened = [], []
+        try:
+            for source in self.sources:
+                source.open_external(self._wake)
+                opened.append(source)
+            self._start_all(started)
+            self._work_on_pool()
+        finally:
+            stop_error = self._stop_all(started)
+            close_error = self._close_sources(opened, self.error or stop_error)
+        error = self.error or stop_error or close_error
+        if error is not None:
+            for later in (stop_error, close_error):
+                if later is not None and later is not error:
+                    _note(error, f"and then: {later}")
+            raise error
+        messages = {}
+        for source in self.sources:
+            messages.update(source.external_counts())
+        return RunResult(self.reason, sum(self.ticks.values()), time.monotonic() - started_at,
+                         {e.name: n for e, n in self.ticks.items()}, messages)
+
+    def _close_sources(self, opened, failed):
+        first = None
+        for source in opened:
+            error = source.close_external(failed is not None)
+            first = first or error
+        return first
+
+    def _wake(self):
+        with self.cond:
+            self.cond.notify_all()
+
+    def _start_all(self, started):
+        for entity in self.ticks:
+            for codelet in entity.of_type(Codelet):
+                self._phase(entity, codelet, "start")
+                codelet.started = True
+                started.append((entity, codelet))
+        for chain in self.chains.values():
+            chain.start()
+
+    def _stop_all(self, started):
+        first = None
+        for chain in self.chains.values():
+            try:
+                chain.stop()
+            except Exception as exc:  # noqa: BLE001 - the codelets' stops still run; the first error is raised
+                first = first or exc
+        for entity, codelet in started:
+            try:
+                self._phase(entity, codelet, "stop")
+            except CodeletError as exc:
+                first = first or exc
+            finally:
+                codelet.started = False
+                codelet.return_stream()
+        return first
+
+    def _phase(self, entity, codelet, phase, stream=None):
+        try:
+            codelet.run_phase(phase, self.clock.timestamp(), stream)
+        except Exception as exc:
+            raise CodeletError(entity.name, codelet.name, phase, exc) from exc
+
+    def _work_on_pool(self):
+        if self.workers == 1:
+            self.work()
+            return
+        threads = [threading.Thread(target=self.work, name=f"cubind.graph worker {i}", daemon=True)
+                   for i in range(self.workers)]
+        for t in threads:
+            t.start()
+        try:
+            for t in threads:
+                while t.is_alive():
+                    t.join(0.1)  # a timeout keeps the main thread able to take signals
+        except BaseException:
+            self.graph.interrupt()
+            for t in threads:
+                t.join()
+            raise
+
+    def work(self):
+        """A worker's loop: pick under the lock, tick without it, finish under it."""
+        cdef _Entry en
+        cdef object now
+        while True:
+            with self.lock:
+                en = self._next()
+                if en is None:
+                    return
+                now = self._picked_at
+            error = None
+            try:
+                self._tick(en, now)
+            except CodeletError as exc:
+                error = exc
+            except BaseException as exc:  # KeyboardInterrupt in the greedy one: stop cleanly, then raise
+                with self.lock:
+                    self._finish(en, None)
+                    self._stop("interrupted")
+                raise exc
+            with self.lock:
+                self._finish(en, error)
+
+    # -- under the lock
+
+    cdef void _stop(self, reason) except *:
+        if self.reason is None:
+            self.reason = reason
+        self.cond.notify_all()
+
+    cdef _Entry _next(self):
+        """The next entry to tick (its time in _picked_at), marked running; None to stop. Waits as needed."""
+        cdef _Entry en
+        while True:
+            if self.reason is not None:
+                return None
+            if self.graph.interrupted:
+                self._stop("interrupted")
+                return None
+            if self.sources and self._source_failed():
+                return None
+            if self.wall_end is not None and time.monotonic() >= self.wall_end:
+                self._stop("max_duration")
+                return None
+            if self.running and self.workers > 1 and self._gate():
+                continue
+            now = self.clock.timestamp()
+            target = []
+            en = self._pick(now, target)
+            if en is not None:
+                if self.workers > 1:  # what _gate reads
+                    en.started = time.monotonic()
+                self._picked_at = now
+                return en
+            at = target[0] if target else None
+            if self.running == 0 and at is None and not self._sources_active():
+                # Nothing can fire again. Entities that ended and others left
+                # waiting for their messages is the usual end ("done"), as is
+                # a part of a split app whose remote peers all ended; waiting
+                # with none ended is a deadlock.
+                if self.sources or self._any_done():
+                    self._stop("done")
+                    return None
+                if self.stop_on_deadlock:
+                    self._stop("deadlock")
+                    return None
+            self._wait(at)
+
+    cdef bint _sources_active(self) except -1:
+        for source in self.sources:
+            if source.external_active():
+                return True
+        return False
+
+    cdef bint _any_done(self) except -1:
+        cdef _Entry en
+        for en in self.order:
+            if en.state == E_DONE:
+                return True
+        return False
+
+    cdef bint _source_failed(self) except -1:
+        for source in self.sources:
+            failure = source.external_failure()
+            if failure is not None:
+                self.error = self.error or failure
+                self._stop("error")
+                return True
+        return False
+
+    cdef bint _gate(self) except -1:
+        """Whether this worker must wait (it has waited): while a tick runs,
+        another starts only once every running tick has run ``handoff_ms``
+        (scheduler.py's MultiThreadScheduler says why). One waiting worker
+        (the watcher) wakes when the youngest tick reaches the limit; the
+        others sleep until the run ends or the poll period passes."""
+        cdef double youngest = 0.0
+        cdef _Entry en
+        for en in self.order:
+            if en.state == E_RUNNING and en.started > youngest:
+                youngest = en.started
+        cdef double left = self.handoff_s - (time.monotonic() - youngest)
+        me = threading.get_ident()
+        if left <= 0:
+            if self.watcher == me:
+                self.watcher = None
+                self.cond.notify()  # another waiting worker becomes the watcher
+            return False
+        if self.watcher is None:
+            self.watcher = me
+        self.cond.wait(min(left, self.poll_s) if self.watcher == me else self.poll_s)
+        return True
+
+    cdef _Entry _pick(self, object now, list target):
+        """The first ready idle entry after the cursor, marked running; None
+        (and the earliest time one may be ready, in ``target``) otherwise."""
+        cdef Py_ssize_t count = len(self.order), i, index
+        cdef _Entry en
+        cdef int state
+        cdef object earliest = None
+        for i in range(count):
+            index = (self.cursor + i) % count
+            en = <_Entry>self.order[index]
+            if en.state != E_IDLE:
+                continue
+            state, at = self._state(en, now)
+            if state == S_NEVER:
+                en.state = E_DONE
+                for source in self.sources:
+                    source.entity_done(en.entity)
+            elif state == S_READY:
+                self.cursor = index + 1
+                en.state = E_RUNNING
+                self.running += 1
+                for before in en.befores:
+                    before(now)
+                return en
+            elif state == S_WAIT_TIME:
+                earliest = at if earliest is None else min(earliest, at)
+        if earliest is not None:
+            target.append(earliest)
+        return None
+
+    cdef tuple _state(self, _Entry en, object now):
+        """The entry's state from its terms (terms.combine's rule): NEVER wins,
+        then WAIT_EVENT, then WAIT_TIME at the latest target, else READY."""
+        cdef int worst = S_READY, state
+        cdef object target = None
+        cdef _Term term
+        for term in en.terms:
+            state = term.check(now)
+            if state == S_NEVER:
+                return S_NEVER, None
+            if state == S_WAIT_EVENT:
+                worst = S_WAIT_EVENT
+            elif state == S_WAIT_TIME:
+                if worst == S_READY:
+                    worst = S_WAIT_TIME
+                target = term.at if target is None else max(target, term.at)
+        return worst, target
+
+    cdef void _wait(self, object target) except *:
+        cdef double limit = self.poll_s
+        if self.wall_end is not None:
+            limit = max(0.0, min(limit, self.wall_end - time.monotonic()))
+        # A manual clock jumps to the target: only once nothing runs, whose
+        # messages could make an entity ready sooner.
+        if target is not None and (self.running == 0 or not self.jumps):
+            self.clock.wait_until(self.cond, target, limit)
+        else:
+            self.cond.wait(limit)
+
+    cdef void _finish(self, _Entry en, object error) except *:
+        try:
+            self._hand_over(en)
+        except Exception as exc:
+            error = error or CodeletError(en.entity.name, en.codelets[0].name, "tick", exc)
+            error.__cause__ = error.__cause__ or exc
+        if en.afters:
+            now = self.clock.timestamp()
+            for after in en.afters:
+                after(now)
+        en.state = E_IDLE
+        self.running -= 1
+        if en.chain is not None:
+            for member in en.chain.entities:
+                self.ticks[member] += 1
+        else:
+            self.ticks[en.entity] += 1
+        if error is not None:
+            self.error = self.error or error
+            self._stop("error")
+        # No worker is woken: this one picks again at once, and the others
+        # start a tick only where every running one has stalled (_gate).
+
+    cdef void _hand_over(self, _Entry en) except *:
+        """The messages the entry's tick published, to each connected receiver."""
+        cdef MessageBuffer rx_buffer
+        for tx, buffer in en.transmitters:
+            messages = tx.sync() if buffer is None else (<MessageBuffer>buffer).take_all()
+            if not messages:
+                continue
+            for message in messages:
+                for rx in tx.targets:
+                    if type(rx).deliver is _RECEIVER_DELIVER:
+                        rx_buffer = rx.stages
+                        if rx_buffer.push(message) == 2:
+                            raise rx.full_error()
+                    else:
+                        rx.deliver(message)
+
+    # -- without the lock
+
+    cdef void _tick(self, _Entry en, object now) except *:
+        cdef MessageBuffer rx_buffer
+        if en.chain is not None:
+            try:
+                en.chain.tick(self._phase)
+            except CodeletError:
+                raise
+            except Exception as exc:  # the chain's own work (its copies, the graph launch): named by the chain
+                raise CodeletError(en.entity.name, en.chain.label, "tick", exc) from exc
+            return
+        for rx_buffer in en.rx_buffers:
+            rx_buffer.sync_in()
+        for rx in en.rx_others:
+            rx.sync()
+        for codelet in en.codelets:
+            try:
+                if type(codelet).run_phase is _RUN_PHASE and codelet._stream is None and en.entity.device is None:
+                    _tick_directly(codelet, now)
+                else:
+                    codelet.run_phase("tick", now, None)
+            except Exception as exc:
+                raise CodeletError(en.entity.name, codelet.name, "tick", exc) from exc
+
+
+cdef object _RUN_PHASE = Codelet.run_phase
+cdef object _RECEIVER_DELIVER = Receiver.deliver
+
+
+cdef inline void _tick_directly(object codelet, object now) except *:
+    """Codelet.run_phase("tick", now) for a codelet with no device and no
+    stream to make current: its timestamps and count, then its tick."""
+    last = codelet._last
+    if last is not None:
+        codelet._delta = now - last
+    codelet._last = now
+    codelet._count += 1
+    codelet.tick()
+
+
+cdef list _hooks(terms, name):
+    return [getattr(t, name) for t in terms if getattr(type(t), name) is not getattr(SchedulingTerm, name)]
