@@ -5,8 +5,8 @@
  * memory freed twice, are a violation (emulated.h), answered
  * CUDA_ERROR_INVALID_VALUE. New device memory reads 0xCD, a value no test
  * writes, so that reading what was never written shows. Freed memory is
- * returned to the system only after the next EMU_QUARANTINE frees (as
- * AddressSanitizer does), so that a new allocation does not reuse a recent
+ * returned to the system only after later frees (up to EMU_QUARANTINE blocks
+ * or EMU_QUARANTINE_BYTES, as AddressSanitizer does), so that a new allocation does not reuse a recent
  * address: a use after free is then a violation, not a read of someone
  * else's data, and allocations have distinct addresses as the tests expect.
  * Handed to cuGetProcAddress from here (emu_memory_lookup): the pitched
@@ -53,20 +53,42 @@ int emu_alloc(emu_u64 *ptr, size_t n, int host) {
     return 0;
 }
 
+/* A ring of freed blocks, oldest first; bounded in bytes too, so that a
+ * program freeing large blocks does not keep gigabytes (each new block then
+ * faults its pages in anew). */
 #define EMU_QUARANTINE 4096
-static void *emu_quarantine[EMU_QUARANTINE];
-static unsigned emu_quarantine_next;
+#define EMU_QUARANTINE_BYTES (64u << 20)
+static struct { void *ptr; size_t size; } emu_quarantine[EMU_QUARANTINE];
+static unsigned emu_quarantine_head, emu_quarantine_count;
+static size_t emu_quarantine_bytes;
+
+/* Keeps ``ptr`` and returns the blocks that leave the ring (to free outside the lock). */
+static int emu_quarantine_put(void *ptr, size_t size, void **out, int max) {
+    int n = 0;
+    while (n < max && emu_quarantine_count &&
+           (emu_quarantine_count == EMU_QUARANTINE || emu_quarantine_bytes + size > EMU_QUARANTINE_BYTES)) {
+        unsigned oldest = (emu_quarantine_head + EMU_QUARANTINE - emu_quarantine_count) % EMU_QUARANTINE;
+        out[n++] = emu_quarantine[oldest].ptr;
+        emu_quarantine_bytes -= emu_quarantine[oldest].size;
+        emu_quarantine_count--;
+    }
+    emu_quarantine[emu_quarantine_head].ptr = ptr, emu_quarantine[emu_quarantine_head].size = size;
+    emu_quarantine_head = (emu_quarantine_head + 1) % EMU_QUARANTINE;
+    emu_quarantine_count++;
+    emu_quarantine_bytes += size;
+    return n;
+}
 
 int emu_free(const char *func, emu_u64 ptr, int host) {
+    void *gone[64];
+    int n;
     emu_lock();
     for (int i = 0; i < emu_allocs_used; i++) {
         if (emu_allocs[i].base == ptr && emu_allocs[i].host == host) {
-            void **slot = &emu_quarantine[emu_quarantine_next++ % EMU_QUARANTINE];
-            void *oldest = *slot;
-            *slot = (void *)(uintptr_t)ptr;
+            n = emu_quarantine_put((void *)(uintptr_t)ptr, emu_allocs[i].size, gone, 64);
             emu_allocs[i] = emu_allocs[--emu_allocs_used];
             emu_unlock();
-            free(oldest);
+            for (int k = 0; k < n; k++) free(gone[k]);
             return 0;
         }
     }
