@@ -16,6 +16,9 @@ device and no stream is ticked directly (its timestamps and count kept as
 import threading
 import time
 
+from cpython.pythread cimport PyThread_get_thread_ident
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+
 from cubind.graph.model.buffer cimport MessageBuffer
 
 from cubind.graph.model.codelet import Codelet
@@ -48,6 +51,13 @@ cdef enum:
     T_DOWNSTREAM = 3
 
 cdef dict _STATES = {READY: S_READY, WAIT_TIME: S_WAIT_TIME, WAIT_EVENT: S_WAIT_EVENT, NEVER: S_NEVER}
+
+
+cdef inline double _monotonic() noexcept nogil:
+    """time.monotonic() without a Python call (its clock: CLOCK_MONOTONIC)."""
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + ts.tv_nsec * 1e-9
 _ENTITY_STATES = (IDLE, RUNNING, DONE)
 
 
@@ -122,6 +132,8 @@ cdef class Run:
 
     cdef object graph, clock, lock, cond, watcher, reason, error
     cdef object _picked_at     # the clock time of the entry _next returned
+    cdef unsigned long active  # the worker that finished the last tick (several workers; 0: none yet)
+    cdef double finished_at    # when it did (time.monotonic())
     cdef int workers, running, cursor
     cdef bint stop_on_deadlock, jumps
     cdef double poll_s, handoff_s
@@ -303,17 +315,17 @@ cdef class Run:
                 return None
             if self.sources and self._source_failed():
                 return None
-            if self.wall_end is not None and time.monotonic() >= self.wall_end:
+            if self.wall_end is not None and _monotonic() >= self.wall_end:
                 self._stop("max_duration")
                 return None
-            if self.running and self.workers > 1 and self._gate():
+            if self.workers > 1 and (self._gate() if self.running else self._defer_to_active()):
                 continue
             now = self.clock.timestamp()
             target = []
             en = self._pick(now, target)
             if en is not None:
                 if self.workers > 1:  # what _gate reads
-                    en.started = time.monotonic()
+                    en.started = _monotonic()
                 self._picked_at = now
                 return en
             at = target[0] if target else None
@@ -363,16 +375,41 @@ cdef class Run:
         for en in self.order:
             if en.state == E_RUNNING and en.started > youngest:
                 youngest = en.started
-        cdef double left = self.handoff_s - (time.monotonic() - youngest)
-        me = threading.get_ident()
+        cdef double left = self.handoff_s - (_monotonic() - youngest)
+        me = PyThread_get_thread_ident()
         if left <= 0:
-            if self.watcher == me:
-                self.watcher = None
-                self.cond.notify()  # another waiting worker becomes the watcher
+            self._end_watch(me)
             return False
         if self.watcher is None:
             self.watcher = me
         self.cond.wait(min(left, self.poll_s) if self.watcher == me else self.poll_s)
+        return True
+
+    cdef void _end_watch(self, object me) except *:
+        if self.watcher == me:
+            self.watcher = None
+            self.cond.notify()  # another waiting worker becomes the watcher
+
+    cdef bint _defer_to_active(self) except -1:
+        """Whether this worker must wait (it has waited): with nothing
+        running, the worker that finished the last tick is about to pick the
+        next one; another taking it instead moves the ticks between threads,
+        and each move hands the GIL over (four workers ran a pipeline of
+        short ticks at 0.83x one worker on the H200). So another waits until
+        the active one has been away for ``handoff_ms``."""
+        me = PyThread_get_thread_ident()
+        if self.active == 0 or self.active == me:
+            return False
+        cdef double away = _monotonic() - self.finished_at
+        if away >= self.handoff_s:
+            self._end_watch(me)
+            return False
+        # One waiting worker (the watcher, as in _gate) looks again when the
+        # active one has been away that long; the others wake at the poll
+        # period or when the run ends: each wake takes the GIL from the ticks.
+        if self.watcher is None:
+            self.watcher = me
+        self.cond.wait(self.handoff_s - away if self.watcher == me else self.poll_s)
         return True
 
     cdef _Entry _pick(self, object now, list target):
@@ -446,6 +483,8 @@ cdef class Run:
                 after(now)
         en.state = E_IDLE
         self.running -= 1
+        if self.workers > 1:  # what _defer_to_active reads
+            self.active, self.finished_at = PyThread_get_thread_ident(), _monotonic()
         if en.chain is not None:
             for member in en.chain.entities:
                 self.ticks[member] += 1
