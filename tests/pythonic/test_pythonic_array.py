@@ -1256,7 +1256,8 @@ def test_default_stream_arrays_come_from_the_pool_and_go_back_to_it(cuda):
     np.testing.assert_array_equal(a.get(), host)
     a.free()  # cuMemFreeAsync on the default stream
     ok(cuda.cuCtxSynchronize())
-    assert int(ok(cuda.cuMemPoolGetAttribute(pool, used))) == before
+    if not os.environ.get("CUBIND_UNDER_SANITIZER"):  # it holds freed blocks a while
+        assert int(ok(cuda.cuMemPoolGetAttribute(pool, used))) == before
 
 
 @pytest.mark.gpu
@@ -1279,7 +1280,8 @@ def test_arrays_from_a_pool_the_user_made(cuda, stream):
         del a, b
         gc.collect()
         ok(cuda.cuCtxSynchronize())
-        assert int(ok(cuda.cuMemPoolGetAttribute(pool, used))) == 0
+        if not os.environ.get("CUBIND_UNDER_SANITIZER"):  # it holds freed blocks a while (128 KiB on the H200)
+            assert int(ok(cuda.cuMemPoolGetAttribute(pool, used))) == 0
     finally:
         ok(cuda.cuMemPoolDestroy(pool))
 
