@@ -266,8 +266,11 @@ class OutLink(Link):
                 raise result
         self.staging.give_back(taken)
         with self.lock:
-            conn.sent += 1
-            self.sent += 1
+            # A send that completes after its connection was lost is settled with
+            # the others of that connection (_settle): counted here too, it was twice.
+            if conn is self.conn:
+                conn.sent += 1
+                self.sent += 1
 
     async def _control_loop(self, conn):
         answer = False
