@@ -118,7 +118,3 @@ class EmulatedDriver:
         """The work recorded on a live ``event`` is done: the next query says so."""
         if self.lib.emu_event_finish(_u64(int(event))) != 0:
             raise KeyError(f"no live event {int(event):#x}")
-
-    def device(self, address, nbytes):
-        """The bytes at a device address (the emulated memory is host memory)."""
-        return ctypes.string_at(address, nbytes)

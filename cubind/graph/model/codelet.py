@@ -156,6 +156,16 @@ class Codelet(Component):
     # -- the scheduler's side: cubind.graph's schedulers and GPU-resident
     # chains call these (scheduling/); a codelet does not
 
+    def stamp(self, phase, now):
+        """The timestamps and count, as ``phase`` is about to run at ``now``
+        (run_phase does it; the scheduler's loop does it before calling
+        ``tick()`` itself where there is no device or stream to make current)."""
+        if self._last is not None:
+            self._delta = now - self._last
+        self._last = now
+        if phase == "tick":
+            self._count += 1
+
     def run_phase(self, phase, now, stream=None):
         """Calls ``phase`` (``"start"``, ``"tick"`` or ``"stop"``) with the
         entity's device current and the codelet's stream current; the
@@ -168,11 +178,7 @@ class Codelet(Component):
                 return self.run_phase(phase, now)
             finally:
                 self._stream = own
-        if self._last is not None:
-            self._delta = now - self._last
-        self._last = now
-        if phase == "tick":
-            self._count += 1
+        self.stamp(phase, now)
         if phase == "start" and self.cuda_stream_pools:
             self._pool = self.cuda_stream_pools[0]
             self._stream = self._pool.allocate_stream()

@@ -4,16 +4,9 @@ from typing import Any
 
 from .result import RunResult
 
-IDLE: str
-RUNNING: str
-DONE: str
-
 class Run:
     """One run of a graph by a scheduler (``Scheduler.run``)."""
     def __init__(self, graph: Any, scheduler: Any) -> None: ...
-    @property
-    def state(self) -> dict[Any, str]:
-        """Each scheduled entity's state: "idle", "running" or "done"."""
     def execute(self) -> RunResult: ...
     def work(self) -> None:
         """A worker's loop: pick under the lock, tick without it, finish under it."""

@@ -3,15 +3,16 @@
 loops on (scheduler.py says what it does; GXF's schedulers are C++ too).
 Python runs only where a graph's own code does: a codelet's start, tick and
 stop, a scheduling term's check that is not one of the built-in ones below,
-and the hooks a term overrides.
+and the hooks a term overrides. It reads the graph's objects through their
+public attributes only (a queue's ``stages``, a term's parameters, a
+codelet's ``stream`` and ``stamp``).
 
 Per entity, what a step needs is laid out once (an ``_Entry``): its
 codelets, the compiled stages of its receivers and transmitters, its terms
 as kinds the loop checks itself (count, message available, downstream
 receptive) or calls (any other), and the terms' hooks. A codelet with no
-device and no stream is ticked directly (its timestamps and count kept as
-``Codelet.run_phase`` keeps them); one with either goes through
-``run_phase``, which makes them current."""
+device and no stream is ticked directly (``stamp``, then ``tick``); one with
+either goes through ``run_phase``, which makes them current."""
 
 import threading
 import time
@@ -30,8 +31,6 @@ from .external import ExternalSource
 from .result import RunResult
 from .terms import NEVER, READY, WAIT_EVENT, WAIT_TIME
 from .terms import CountSchedulingTerm, DownstreamReceptiveSchedulingTerm, MessageAvailableSchedulingTerm, SchedulingTerm
-
-IDLE, RUNNING, DONE = "idle", "running", "done"
 
 # Term states and entity states as the loop keeps them.
 cdef enum:
@@ -58,7 +57,6 @@ cdef inline double _monotonic() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec + ts.tv_nsec * 1e-9
-_ENTITY_STATES = (IDLE, RUNNING, DONE)
 
 
 cdef class _Term:
@@ -139,7 +137,6 @@ cdef class Run:
     cdef double poll_s, handoff_s
     cdef object wall_end
     cdef list order            # [_Entry], in scheduling order
-    cdef dict entries          # entity -> _Entry
     cdef dict chains           # first entity -> chain
     cdef dict ticks            # entity -> ticks
     cdef list sources
@@ -161,8 +158,7 @@ cdef class Run:
             chain.bind()
             self.chains[chain.entities[0]] = chain
         inner = {e for chain in self.chains.values() for e in chain.entities[1:]}
-        self.entries = {e: self._entry(e) for e in every if e not in inner}
-        self.order = list(self.entries.values())
+        self.order = [self._entry(e) for e in every if e not in inner]
         self.ticks = dict.fromkeys(every, 0)
         self.sources = graph.components(ExternalSource)
 
@@ -181,11 +177,6 @@ cdef class Run:
         en.rx_others = [rx for rx in receivers if not _plain(rx, Receiver, ("sync",))]
         en.transmitters = [(tx, tx.stages if _plain(tx, Transmitter, ("sync",)) else None) for tx in transmitters]
         return en
-
-    @property
-    def state(self):
-        """Each scheduled entity's state: "idle", "running" or "done"."""
-        return {en.entity: _ENTITY_STATES[en.state] for en in self.order}
 
     # -- the run
 
@@ -530,8 +521,9 @@ cdef class Run:
             rx.sync()
         for codelet in en.codelets:
             try:
-                if type(codelet).run_phase is _RUN_PHASE and codelet._stream is None and en.entity.device is None:
-                    _tick_directly(codelet, now)
+                if type(codelet).run_phase is _RUN_PHASE and codelet.stream is None and en.entity.device is None:
+                    codelet.stamp("tick", now)
+                    codelet.tick()
                 else:
                     codelet.run_phase("tick", now, None)
             except Exception as exc:
@@ -540,17 +532,6 @@ cdef class Run:
 
 cdef object _RUN_PHASE = Codelet.run_phase
 cdef object _RECEIVER_DELIVER = Receiver.deliver
-
-
-cdef inline void _tick_directly(object codelet, object now) except *:
-    """Codelet.run_phase("tick", now) for a codelet with no device and no
-    stream to make current: its timestamps and count, then its tick."""
-    last = codelet._last
-    if last is not None:
-        codelet._delta = now - last
-    codelet._last = now
-    codelet._count += 1
-    codelet.tick()
 
 
 cdef list _hooks(terms, name):
