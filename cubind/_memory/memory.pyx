@@ -315,10 +315,10 @@ cdef class DeviceMemory(_Owner):
                 _fail(err, "cuMemAllocFromPoolAsync")
         self.ptr = ptr
         self.pooled = True
-        if self.stream is not None:  # the default stream is never destroyed: nothing to count
+        if self.stream is not None:  # the default stream is neither destroyed nor captured: nothing to note
             stream_used(self.stream)
             self._counted = True
-        self._in_capture = _capturing(hstream)
+            self._in_capture = _capturing(hstream)
 
     def record_stream(self, stream):
         """Marks the memory as used by work queued on ``stream``: its
