@@ -40,12 +40,11 @@ cdef enum:
     STACK_WORDS = 512   # 4 KiB of argument bytes on the C stack (the classic parameter limit)
     STACK_PARAMS = 64
 
-# The parameter kinds, written once in cubind/_launch/params.py and read into
-# C ints here at import: a comparison with them costs what one with a literal does.
-cdef int K_F32 = _params.F32
-cdef int K_F64 = _params.F64
+# The parameter kinds the fast path compares, written once in
+# cubind/_launch/params.py and read into C ints here at import: a comparison
+# with them costs what one with a literal does. (A float's width is
+# Param.float_width, copied per parameter into the plan.)
 cdef int K_INT = _params.INT
-cdef int K_BYTES = _params.BYTES
 cdef int K_ANY = _params.ANY
 
 cdef int INVALID_CONTEXT = 201

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import cubind
-from cubind._launch.params import BYTES, F64, INT, Param, parse_ptx_entries
+from cubind._launch.params import ANY, BYTES, F32, F64, INT, Param, parse_ptx_entries
 from tests.pythonic._core_fixtures import compiled_module, own_cache_dir  # noqa: F401  (fixtures)
 
 # -- PTX parameter lists ---------------------------------------------------------------
@@ -52,7 +52,15 @@ def test_the_kinds_are_written_in_params_only():
     # launch.pyx reads them from params.py at import; no other module spells
     # their numbers, and Param answers the question code above asks of them.
     launch = (Path(cubind.__file__).parent / "_launch" / "launch.pyx").read_text()
-    assert "K_F32 = _params.F32" in launch and "K_F32 = 0" not in launch
+    assert "K_INT = _params.INT" in launch and "K_INT = 0" not in launch
     assert Param(0, INT, 8).takes_address and Param(0, 4, 8).takes_address
     assert not Param(0, F64, 8).takes_address and not Param(0, BYTES, 8).takes_address
     assert not Param(0, INT, 4).takes_address
+
+
+def test_a_floats_width_is_decided_by_the_param_alone():
+    # The launch path's plan and args.convert both read this: PTX's float
+    # types, else the size of a parameter typed by its size only; none else.
+    assert [Param(0, F32, 4).float_width, Param(0, F64, 8).float_width] == [4, 8]
+    assert [Param(0, ANY, 4).float_width, Param(0, ANY, 8).float_width, Param(0, ANY, 2).float_width] == [4, 8, 0]
+    assert [Param(0, INT, 4).float_width, Param(0, INT, 8).float_width, Param(0, BYTES, 8).float_width] == [0, 0, 0]
