@@ -434,8 +434,8 @@ cdef class Run:
         return None
 
     cdef tuple _state(self, _Entry en, object now):
-        """The entry's state from its terms (terms.combine's rule): NEVER wins,
-        then WAIT_EVENT, then WAIT_TIME at the latest target, else READY."""
+        """The entry's state from its terms (GXF's rule): NEVER wins, then
+        WAIT_EVENT, then WAIT_TIME at the latest of the targets, else READY."""
         cdef int worst = S_READY, state
         cdef object target = None
         cdef _Term term

@@ -163,19 +163,3 @@ class TargetTimeSchedulingTerm(SchedulingTerm, gxf_type="TargetTimeSchedulingTer
     def before_tick(self, now):
         with self._lock:
             self._target = None
-
-
-def combine(states):
-    """An entity's state from its terms' ``(state, target)`` pairs."""
-    target = None
-    worst = READY
-    for state, at in states:
-        if state == NEVER:
-            return NEVER, None
-        if state == WAIT_EVENT:
-            worst = WAIT_EVENT
-        elif state == WAIT_TIME:
-            if worst == READY:
-                worst = WAIT_TIME
-            target = at if target is None else max(target, at)
-    return worst, target
