@@ -15,7 +15,6 @@ handles died with the context) and refuse use afterwards.
 """
 
 import atexit
-import itertools
 import threading
 import weakref
 
@@ -25,9 +24,10 @@ from cubind._core.driver import module as _driver_module
 
 __all__ = ["track", "EVERY_RESET", "retained_primary", "released_primary", "reset_contexts", "resets"]
 
-_lock = threading.Lock()
-_keys = itertools.count()
-_resources: dict = {}  # key -> (context as int, or None for a context-independent handle; finalizer)
+# Reentrant: a release runs when its object goes, which may be inside a
+# garbage collection that began while this thread held the lock.
+_lock = threading.RLock()
+_resources: dict = {}  # Release -> context as int, or None for a context-independent handle
 _primaries: list = []  # (ordinal, CUdevice) retained, in retain order
 # The context of a handle that belongs to no context but whose use dies with
 # any reset (a CUlibrary: its kernels' code lived in the contexts): a reset
@@ -37,23 +37,59 @@ EVERY_RESET = "every reset"
 # array kernels) compares it with the count it saw, instead of asking to be
 # told, so the core never calls up into the layers above it.
 resets = 0
-def _run(key, fn, args):
-    with _lock:
-        _resources.pop(key, None)
-    fn(*args)
+
+
+class Release:
+    """What :func:`track` returns: calling it releases the handle now, once
+    (an object's ``close()``); it also runs when the object goes. A plain
+    weak reference with a callback, not ``weakref.finalize``: an event is
+    made per message in a codelet graph, and the finalizer's registry and
+    bookkeeping cost three times the driver's ``cuEventCreate``. Whoever
+    takes the entry out of ``_resources`` (under the lock) is the one that
+    runs or drops it, so a close racing the object's death, a reset or the
+    exit hook releases once."""
+
+    __slots__ = ("_fn", "_args", "_ref")
+
+    def __init__(self, obj, fn, args):
+        self._fn, self._args = fn, args
+        self._ref = weakref.ref(obj, self._died)
+
+    def __call__(self):
+        """Releases now; False where it was already released or dropped."""
+        with _lock:
+            if _resources.pop(self, _GONE) is _GONE:
+                return False
+        self._run()
+        return True
+
+    def _died(self, _ref):
+        self()
+
+    def _run(self):
+        fn, args = self._fn, self._args
+        self._fn = self._args = self._ref = None  # the callback's cycle ends here
+        fn(*args)
+
+    def _drop(self):
+        """Forgets the release without calling it; the object, where alive."""
+        obj = self._ref() if self._ref is not None else None
+        self._fn = self._args = self._ref = None
+        return obj
+
+
+_GONE = object()
 
 
 def track(obj, context, fn, *args):
-    """A ``weakref.finalize`` calling ``fn(*args)`` when ``obj`` goes, or at
-    exit before the primary contexts are released; dropped without calling
-    when ``context`` (a CUcontext as int) is reset, when ``obj._context_lost()``
-    is called where it has one. ``fn`` must not raise."""
-    key = next(_keys)
-    finalizer = weakref.finalize(obj, _run, key, fn, args)
-    finalizer.atexit = False  # _at_exit runs it, in order
+    """A :class:`Release` calling ``fn(*args)`` when ``obj`` goes, when
+    called, or at exit before the primary contexts are released; dropped
+    without calling when ``context`` (a CUcontext as int) is reset, when
+    ``obj._context_lost()`` is called where it has one. ``fn`` must not raise."""
+    release = Release(obj, fn, args)
     with _lock:
-        _resources[key] = (context, finalizer)
-    return finalizer
+        _resources[release] = context
+    return release
 
 
 def retained_primary(ordinal, device):
@@ -82,16 +118,14 @@ def reset_contexts(contexts):
     _allocations.abandon(contexts)  # device memory first, while the streams it is ordered on exist
     _pending.drop()
     with _lock:
-        gone = [key for key, (ctx, _f) in _resources.items() if ctx in contexts or ctx == EVERY_RESET]
-        finalizers = [_resources.pop(key) for key in gone]
-    for ctx, finalizer in finalizers:
+        gone = [r for r, ctx in list(_resources.items()) if ctx in contexts or ctx == EVERY_RESET]
+        entries = [(r, _resources.pop(r)) for r in gone]
+    for release, ctx in entries:
         if ctx == EVERY_RESET:
-            obj = finalizer.peek()
-            finalizer()  # alive, unlike the context's handles: released
-            obj = obj[0] if obj else None
+            obj = release._ref() if release._ref is not None else None
+            release._run()  # alive, unlike the context's handles: released
         else:
-            alive = finalizer.detach()
-            obj = alive[0] if alive else None
+            obj = release._drop()
         lost = getattr(obj, "_context_lost", None)
         if lost is not None:
             lost()
@@ -109,10 +143,10 @@ def _at_exit():
     _quietly(_allocations.release_all)
     _quietly(_pending.drop, True)
     with _lock:
-        finalizers = [f for _ctx, f in reversed(list(_resources.values()))]
+        releases = list(reversed(_resources))
         _resources.clear()
-    for finalizer in finalizers:
-        _quietly(finalizer)
+    for release in releases:
+        _quietly(release._run)
     with _lock:
         primaries = list(reversed(_primaries))
         _primaries.clear()

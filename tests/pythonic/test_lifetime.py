@@ -433,3 +433,60 @@ def test_copy_into_takes_only_writable_c_contiguous_buffers(fake_driver, tmp_pat
     """)
     assert stderr == ""
     assert out == [True, False, False]
+
+
+# == a release runs once, whoever asks first ==========================================================
+
+
+def test_a_release_runs_once_when_a_close_races_the_objects_death_and_the_exit_hook():
+    """Eight threads close an object's release while the object goes in
+    another and the exit hook's path runs too: ``fn`` runs once per object,
+    and an object collected alone releases by itself."""
+    import gc
+    import threading
+
+    from cubind._core import lifetime
+
+    class Held:
+        __slots__ = ("__weakref__",)
+
+    runs, lock = [], threading.Lock()
+
+    def fn(i):
+        with lock:
+            runs.append(i)
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for round_ in range(200):
+            objs = [Held() for _ in range(4)]
+            releases = [lifetime.track(o, None, fn, (round_, k)) for k, o in enumerate(objs)]
+            barrier = threading.Barrier(9)
+
+            def closer():
+                barrier.wait()
+                for r in releases:
+                    r()
+
+            threads = [threading.Thread(target=closer) for _ in range(8)]
+            for t in threads:
+                t.start()
+            barrier.wait()
+            del objs[:]  # the objects go while the closers run
+            for r in releases[::2]:
+                with lifetime._lock:  # what _at_exit does: take the entry, then run it
+                    taken = lifetime._resources.pop(r, None) is not None
+                if taken:
+                    r._run()
+            for t in threads:
+                t.join()
+        assert sorted(runs) == [(i, k) for i in range(200) for k in range(4)]
+        runs.clear()
+        held = Held()
+        lifetime.track(held, None, fn, "alone")
+        del held
+        gc.collect()
+        assert runs == ["alone"]
+    finally:
+        sys.setswitchinterval(switch)
