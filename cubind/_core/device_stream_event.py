@@ -25,6 +25,7 @@ from cubind._core.driver import initialized as _cuda
 from cubind._core.enums import enum_member
 from cubind._core.errors import CUDAError, check
 from cubind._core.handles import current as _current
+from cubind._core.handles import int_streams as _int_streams
 from cubind._core.handles import open_blocks, stream_handle
 
 if TYPE_CHECKING:
@@ -140,6 +141,20 @@ def current_context():
     cuda = driver.module()
     err, ctx = cuda.cuCtxGetCurrent()
     return int(ctx or 0) if err == 0 else 0
+
+
+def _context_made_current():
+    """The current CUcontext as an int, device 0's primary context made
+    current first where none is: ``ensure_context()`` then
+    ``current_context()`` in one driver call where a context is current
+    (an event is made per message in a codelet graph)."""
+    err, ctx = driver.module().cuCtxGetCurrent()
+    if err == 0 and ctx is not None:
+        raw = int(ctx)
+        if raw:
+            return raw
+    ensure_context()
+    return current_context()
 
 
 def _attribute_enum(attribute):
@@ -617,6 +632,9 @@ class Stream:
         return False
 
 
+_int_streams.add(Stream)
+
+
 def current_stream() -> Stream | None:
     """The stream of the innermost ``with stream:`` block of this thread, or
     None (the layer's calls then use the default stream, or an array's own).
@@ -638,12 +656,12 @@ class Event:
         flags = (0 if timing else _EVENT_DISABLE_TIMING) | (_EVENT_BLOCKING_SYNC if blocking_sync else 0)
         if interprocess:
             flags |= _EVENT_INTERPROCESS | _EVENT_DISABLE_TIMING
-        ensure_context()
+        context = _context_made_current()
         handle = check(_cuda().cuEventCreate(flags), "cuEventCreate")
         self._handle = handle
         self._raw = int(handle)
         self._timing = bool(timing) and not interprocess
-        self._finalizer = _lifetime.track(self, current_context(), _destroy_event, handle)
+        self._finalizer = _lifetime.track(self, context, _destroy_event, handle)
 
     @property
     def handle(self) -> cuda.CUevent:

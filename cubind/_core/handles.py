@@ -27,15 +27,21 @@ class _Current(threading.local):
             open_blocks[0] += 1
 
     def pop(self, stream):
-        # Exits out of order (a generator's block closed late) remove the
-        # right entry: the innermost entry of this stream.
-        for i in range(len(self.stack) - 1, -1, -1):
-            if self.stack[i] is stream:
-                del self.stack[i]
-                with _open_lock:
-                    open_blocks[0] -= 1
-                break
-        self.top = self.stack[-1] if self.stack else None
+        stack = self.stack
+        if stack and stack[-1] is stream:  # blocks close in order: the usual case
+            del stack[-1]
+        else:
+            # Exits out of order (a generator's block closed late) remove the
+            # right entry: the innermost entry of this stream.
+            for i in range(len(stack) - 2, -1, -1):
+                if stack[i] is stream:
+                    del stack[i]
+                    break
+            else:
+                return
+        with _open_lock:
+            open_blocks[0] -= 1
+        self.top = stack[-1] if stack else None
 
 
 current = _Current()
@@ -45,6 +51,13 @@ current = _Current()
 # thread's change only costs that lookup, never a wrong stream.
 open_blocks = [0]
 _open_lock = threading.Lock()
+
+
+# Stream types whose int() is their raw handle (or raises, closed): cubind.Stream
+# adds itself. The layer's own streams are most of what its calls are handed (an
+# array, its memory and an event record each read one), and int() skips the
+# protocol's lookups.
+int_streams: set = set()
 
 
 def or_current(stream):
@@ -64,6 +77,8 @@ def stream_handle(stream, param="stream"):
         return 0
     if type(stream) is int:
         return stream
+    if type(stream) in int_streams:
+        return int(stream)
     protocol = getattr(stream, "__cuda_stream__", None)
     if protocol is not None:
         value = protocol() if callable(protocol) else protocol
