@@ -12,7 +12,7 @@ import cubind
 
 from .component import Component
 from .errors import GraphError, ParameterError
-from .message import Tensor, TensorDescription, storage_name
+from .message import Tensor, TensorDescription, _as_dtype, storage_name
 from .parameters import Parameter
 
 
@@ -55,7 +55,23 @@ class Allocator(Component):
 
     def allocate(self, shape, dtype, storage="device", strides=None, name="tensor"):
         """A numpy array (``"host"``, ``"pinned"``) or ``cubind.Array`` (``"device"``)."""
+        if storage == "device" and strides is None and self._plain(shape):
+            # A source codelet asks for one per message: what tensor() and make() would do
+            # for a C-ordered device tensor, without the description and Tensor between.
+            ordinal = self.entity.device if self.entity is not None else None
+            if ordinal is None:
+                return cubind.empty(shape, _as_dtype(dtype))
+            with cubind.Device(ordinal):
+                return cubind.empty(shape, _as_dtype(dtype))
         return self.tensor(TensorDescription(name, storage, shape, dtype, strides)).data
+
+    def _plain(self, shape):
+        """Whether ``allocate`` may skip ``tensor``: neither it nor ``make`` is
+        overridden, no GPU-resident chain holds the allocator, and ``shape`` is
+        a tuple of extents that TensorDescription would take as it is."""
+        cls = type(self)
+        return (self._fixed_for is None and cls.tensor is Allocator.tensor and cls.make is Allocator.make
+                and type(shape) is tuple and all(type(n) is int and n >= 0 for n in shape))
 
     _fixed_for = None  # (chain, thread) inside fixed_for(chain) on that thread
 
