@@ -54,12 +54,16 @@ class MultiThreadScheduler(Scheduler, gxf_type="MultiThreadScheduler"):
     (a tick that blocks lets the others go on; short Python ticks, which hold
     the GIL, run one after the other instead of trading it).
 
-    A waiting worker looks again every ``handoff_ms`` while ticks run, and
-    each look takes the GIL from the ticking thread. On an H100 four workers
-    ran the 1 MiB pipeline at 0.82 to 0.95x the greedy scheduler with 1 or
-    5 ms, 0.98x with 100 ms (medians over three calls; one run spreads
-    +-15 %): no handoff measured better than another inside that noise, so
-    the default stays 1 ms, the shortest wait a blocking tick imposes."""
+    One waiting worker looks again when the youngest running tick reaches
+    ``handoff_ms``, and each look takes the GIL from the ticking thread: a
+    look that finds the ticks going on doubles the next wait, up to
+    ``check_recession_period_ms``, and a stall found starts it again at
+    ``handoff_ms``. So a tick that blocks after a long run of short ones is
+    joined by another worker within that period (20 ms by default), not
+    within ``handoff_ms``. Looking every millisecond, four workers ran short
+    ticks at 0.76 to 0.90x the greedy scheduler (no GPU, 2 cores; an H100
+    0.82 to 0.95x); doubling, at 0.95 to 1.03x (the bench's rows say the
+    GPU machine's)."""
 
     worker_thread_number = Parameter(int, 2)
     handoff_ms = Parameter(float, 1.0, "how long every running tick must have run before another starts "
