@@ -18,8 +18,9 @@ Rows (``bench/README.md`` says what each measures):
 - the same pipeline with kernels of >= 50 us each (a spin kernel, its
   iterations calibrated here), ticked and GPU-resident, for the GPU's busy
   fraction;
-- the ratios the issue's targets are about, from the rows above (the 1 MiB
-  pipeline rows are medians of 5 runs taken in turn, Holoscan's of 3).
+- the ratios the issue's targets are about, from the rows above (the ping
+  pairs and the 1 MiB pipeline rows are medians of 9 runs, the pipeline's
+  taken in turn; Holoscan's of 5: the host's speed swings within a run).
 
 Holoscan's rows run where ``holoscan`` imports (and, for the pipeline, CuPy),
 else a line says why. Prints one JSON object per row, then a table.
@@ -80,14 +81,30 @@ GRID = (N + 255) // 256
 LONG_KERNEL_US = 60.0  # what the spin kernel is calibrated to (the row needs >= 50 us)
 
 
+class Span:
+    """A run's first source tick and last sink tick: its rows' wall time
+    runs from the first to the last (after the GPU's work where it has
+    some), as Holoscan's rows below time theirs (Clock), leaving each
+    engine's start-up and graph building out."""
+
+    first = last = None
+
+    @classmethod
+    def reset(cls):
+        cls.first = cls.last = None
+
+
 class Tx(gx.Codelet):
     def tick(self):
+        if Span.first is None:
+            Span.first = time.perf_counter()
         self.transmitters[0].publish(gx.Message())
 
 
 class Rx(gx.Codelet):
     def tick(self):
         self.receivers[0].receive()
+        Span.last = time.perf_counter()
 
 
 class Relay(gx.Codelet):
@@ -97,6 +114,8 @@ class Relay(gx.Codelet):
 
 class Generate(gx.Codelet):
     def tick(self):
+        if Span.first is None:
+            Span.first = time.perf_counter()
         m = gx.Message()
         m.add_tensor("x", self.allocator.allocate((N,), np.float32))
         self.transmitters[0].publish(m)
@@ -167,9 +186,9 @@ def scheduler(threads):
 def ping(count, threads):
     g = gx.Graph()
     chain(g, ["tx", "rx"], count, [Tx, Rx])
-    start = time.perf_counter()
+    Span.reset()
     g.run(scheduler(threads))
-    rate = count / (time.perf_counter() - start)
+    rate = count / (Span.last - Span.first)
     return {"row": f"cubind.graph ping pair ({threads} thread(s))", "messages_per_s": rate}
 
 
@@ -179,9 +198,9 @@ def empty_chain(count, length):
     g = gx.Graph()
     names = [f"c{i}" for i in range(length)]
     chain(g, names, count, [Tx, *[Relay] * (length - 2), Rx])
-    start = time.perf_counter()
+    Span.reset()
     g.run(scheduler(1))
-    rate = count / (time.perf_counter() - start)
+    rate = count / (Span.last - Span.first)
     return {"row": f"cubind.graph {length}-codelet line of empty messages (1 thread(s))", "messages_per_s": rate,
             "us_per_message": 1e6 / rate}
 
@@ -203,10 +222,10 @@ def pipeline(count, threads, label, resident=False, kernel_us=None):
         g.gpu_resident("saxpy1", "saxpy2")
     Stage.spans = []
     cubind.Device(0).synchronize()
-    start = time.perf_counter()
+    Span.reset()
     g.run(scheduler(threads))
     cubind.Device(0).synchronize()
-    wall = time.perf_counter() - start
+    wall = time.perf_counter() - Span.first
     mode = "" if not resident else ", GPU-resident from the generator" if source is ResidentGenerate else \
         ", GPU-resident"
     row = {"row": f"cubind.graph {label}{mode} ({threads} thread(s))",
@@ -366,6 +385,25 @@ def _receiver_result(rx_command, tx_command, env, timeout):
     return json.loads(out.splitlines()[-1])
 
 
+def child_row(function, *args):
+    """``function(*args)``'s row (a function of this file), measured in a
+    process of its own: Holoscan and ucxx each load their own UCX (1.1x and
+    1.21), and the second one loaded in a process binds to the first's
+    libraries (``libuct.so: undefined symbol``)."""
+    code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); "
+            f"import graph_messages as gm; print(json.dumps(gm.{function}(*{args!r})))")
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=ROW_TIMEOUT_S)
+    try:
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        why = f"exit {done.returncode}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ''}"
+        print(f"graph_messages.py: {function} failed: {why}", file=sys.stderr)
+        return {"row": function, "failed": why}
+
+
 def ping_over_ucx_in_one_process(count):
     port = _free_port()
     g = gx.Graph()
@@ -472,7 +510,7 @@ def ucx_floor_row(binary, size, count, window=4):
 def remote_rows(count, pipeline_count, floor_binary=None):
     if importlib.util.find_spec("ucxx") is None:
         return [_skipped("across processes (UCX)", "ucxx not installed (pip install 'cubind[ucx]')")]
-    rows = [ping_over_ucx_in_one_process(count)]
+    rows = [child_row("ping_over_ucx_in_one_process", count)]
     rows.append(two_process_row("cubind.graph ping pair, two processes over UCX", count))
     # ucxx's default wait polls each pending request once per loop turn, keeping each part's loop thread busy;
     # its Python futures (a notifier thread) do not poll: which is faster depends on the cores free.
@@ -512,8 +550,11 @@ def holoscan_distributed_ping(count):
         def setup(self, spec: OperatorSpec):
             spec.input("in")
 
+        times = []
+
         def compute(self, op_input, op_output, context):
             op_input.receive("in")
+            HRx.times.append(time.perf_counter())
 
     class TxFragment(Fragment):
         def compose(self):
@@ -528,10 +569,11 @@ def holoscan_distributed_ping(count):
             self.add_flow(TxFragment(self, name="tx_fragment"), RxFragment(self, name="rx_fragment"),
                           {("tx.out", "rx.in")})
 
-    start = time.perf_counter()
     DistributedPing().run()
-    return {"row": "Holoscan two-fragment ping (UCX, one host)",
-            "messages_per_s": count / (time.perf_counter() - start), "note": "includes the fragments' connection"}
+    # The receiver's rate from its first message to its last, as the two-process rows above measure ours.
+    times = HRx.times
+    return {"row": "Holoscan two-fragment ping (UCX, one host)", "messages_per_s": (len(times) - 1) /
+            (times[-1] - times[0]), "received": len(times)}
 
 
 # -- Holoscan
@@ -577,8 +619,13 @@ def holoscan_rows(count, pipeline_count, gpu):
             tx = HTx(self, CountCondition(self, count), name="tx")
             self.add_flow(tx, HRx(self, name="rx"), {("out", "in")})
 
-    Ping().run()
-    rows = [{"row": "Holoscan ping pair (Python operators)", "messages_per_s": count / (Clock.last - Clock.first)}]
+    pings = []
+    for _ in range(HOLOSCAN_RUNS):
+        Clock.first = Clock.last = None
+        Ping().run()
+        pings.append({"row": "Holoscan ping pair (Python operators)",
+                      "messages_per_s": count / (Clock.last - Clock.first)})
+    rows = [median_row(pings)]
     if not gpu:
         return rows + [{"row": "Holoscan 4-operator pipeline", "skipped": "no GPU"}]
     try:
@@ -627,7 +674,7 @@ def holoscan_rows(count, pipeline_count, gpu):
             self.add_flow(s2, sink, {("out", "in")})
 
     runs = []
-    for _ in range(3):
+    for _ in range(HOLOSCAN_RUNS):
         Clock.first = Clock.last = None
         spans.clear()
         Pipeline().run()
@@ -643,7 +690,8 @@ def holoscan_rows(count, pipeline_count, gpu):
 # -- the run
 
 
-RUNS = 5  # of each 1 MiB pipeline row, and 3 of Holoscan's
+RUNS = 9  # of each 1 MiB pipeline row, and HOLOSCAN_RUNS of Holoscan's
+HOLOSCAN_RUNS = 5
 
 
 def median_row(rows):
@@ -664,7 +712,7 @@ def ratio(rows, mine, theirs, target):
 
 def local_rows(args):
     """The rows in one process (each printed as it is measured), with their ratios."""
-    rows = [ping(args.messages, threads) for threads in (1, 4)]
+    rows = [median_row([ping(args.messages, threads) for _ in range(RUNS)]) for threads in (1, 4)]
     # The engine alone at the pipeline's lengths: 3 ticks a message GPU-resident, 4 ticked.
     rows += [median_row([empty_chain(args.messages, length) for _ in range(RUNS)]) for length in (3, 4)]
     gpu = cubind.Device.count() > 0
@@ -738,7 +786,7 @@ def main():
     args = parser.parse_args()
     rows = [] if args.remote_only else local_rows(args)
     remote = [*remote_rows(args.remote_messages, args.pipeline_messages, args.ucx_floor),
-              holoscan_distributed_ping(args.remote_messages)]
+              child_row("holoscan_distributed_ping", args.remote_messages)]
     remote.append(ratio(remote, "cubind.graph ping pair, two processes over UCX", "Holoscan two-fragment ping", 10.0))
     # Issue 47: device messages between two processes against UCX's own floor from C, same size, same run.
     for size, target in ((1 << 20, 0.25), (16 << 20, 0.5)):
