@@ -589,6 +589,9 @@ class Stream:
         """Makes later work on this stream wait for ``event_or_stream``: an
         :class:`Event`, or any stream (its work queued so far)."""
         if isinstance(event_or_stream, Event):
+            if self._raw is not None and self._raw > 2:  # not a per-context handle: no device to make current
+                check(_cuda().cuStreamWaitEvent(self._raw, event_or_stream.handle, 0), "cuStreamWaitEvent")
+                return
             self._call("cuStreamWaitEvent", event_or_stream.handle, 0)
             return
         try:
@@ -686,6 +689,10 @@ class Event:
         """Records the event on ``stream`` (any stream; None: the default
         stream of the current context); returns the event."""
         self._check_open()
+        if type(stream) is Stream and stream._raw is not None and stream._raw > 2:
+            # A stream of cubind's own (a codelet's, an array's): the common case, one call.
+            check(_cuda().cuEventRecord(self._handle, stream._raw), "cuEventRecord")
+            return self
         raw = int(stream) if isinstance(stream, Stream) else stream_handle(stream, "stream")
         if raw in (0, 1, 2) and isinstance(stream, Stream) and stream._device is not None:
             with stream._device:
