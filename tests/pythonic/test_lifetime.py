@@ -464,7 +464,7 @@ def test_a_release_runs_once_when_a_close_races_the_objects_death_and_the_exit_h
             releases = [lifetime.track(o, None, fn, (round_, k)) for k, o in enumerate(objs)]
             barrier = threading.Barrier(9)
 
-            def closer():
+            def closer(barrier=barrier, releases=releases):
                 barrier.wait()
                 for r in releases:
                     r()
