@@ -10,6 +10,12 @@ PY=$VENV/bin/python
 
 step() { printf '\n== %s\n' "$*"; }
 
+# RAPIDS' ucxx and what it loads, installed without its declared dependencies
+# (see install_deps): for the tests here, and carried to a GPU machine by
+# scripts/gpu-extras.sh.
+UCX_WHEELS=("ucxx-cu13==0.52.*" "libucxx-cu13==0.52.*" "libucx-cu13>=1.19,<1.22" "librmm-cu13==26.10.*"
+            "rapids-logger==0.3.*")
+
 # cuda_include_args SPEC...: -I options for the headers the specs parse (and
 # what those include), from the one CUDA search (_cubind/cuda_paths.py) that
 # setup.py and the loader use too.
@@ -109,10 +115,8 @@ install_python_deps() {  # install_python_deps build|test
     # cp311-abi3). Without its declared dependencies: cuda-core stays at the version pinned
     # above (ucxx imports it only to make a CUDA context current on a GPU) and rmm's Python
     # package is not imported by ucxx; libucxx loads librmm and rapids-logger. About 52 MB.
-    local ucx=("ucxx-cu13==0.52.*" "libucxx-cu13==0.52.*" "libucx-cu13>=1.19,<1.22" "librmm-cu13==26.10.*"
-               "rapids-logger==0.3.*")
-    step "UCX for cubind.graph into $VENV: ${ucx[*]}"
-    "$PY" -m pip install --disable-pip-version-check --no-deps "${ucx[@]}"
+    step "UCX for cubind.graph into $VENV: ${UCX_WHEELS[*]}"
+    "$PY" -m pip install --disable-pip-version-check --no-deps "${UCX_WHEELS[@]}"
   fi
 }
 
