@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 
-__all__ = ["stream_handle", "current", "open_blocks", "or_current"]
+__all__ = ["stream_handle", "current", "open_blocks", "or_current", "int_streams"]
 
 
 class _Current(threading.local):

@@ -22,7 +22,7 @@ from cubind._core import allocations as _allocations
 from cubind._core import pending as _pending
 from cubind._core.driver import module as _driver_module
 
-__all__ = ["track", "EVERY_RESET", "retained_primary", "released_primary", "reset_contexts", "resets"]
+__all__ = ["track", "Release", "EVERY_RESET", "retained_primary", "released_primary", "reset_contexts", "resets"]
 
 # Reentrant: a release runs when its object goes, which may be inside a
 # garbage collection that began while this thread held the lock.
