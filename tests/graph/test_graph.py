@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import cubind
 from cubind import graph as gx
 from tests._toolkit import pythonpath
 
@@ -357,6 +358,26 @@ def test_an_allocator_makes_host_tensors_from_a_description():
         gx.TensorDescription("n", "host", (2, -1), np.float32)
 
 
+def test_allocate_makes_device_tensors_through_a_pools_own_limits():
+    """allocate() skips the description for a plain device tensor only where
+    the allocator does not make tensors its own way: a BlockMemoryPool's
+    block size and count still hold, and a bad shape is refused by name."""
+    g = gx.Graph()
+    e = g.entity("e")
+    plain = e.add(gx.UnboundedAllocator(), "plain")
+    pool = e.add(gx.BlockMemoryPool(storage_type=1, block_size=64, num_blocks=1), "pool")
+    x = plain.allocate((4, 2), np.float32)
+    assert isinstance(x, cubind.Array) and x.shape == (4, 2) and x.dtype == np.float32
+    held = pool.allocate((16,), np.float32)
+    with pytest.raises(gx.GraphError, match=r"^e/pool: all 1 blocks are in use$"):
+        pool.allocate((16,), np.float32)
+    del held
+    with pytest.raises(gx.GraphError, match=r"^e/pool: 68 bytes asked, blocks are 64$"):
+        pool.allocate((17,), np.float32)
+    with pytest.raises(ValueError, match="negative extent"):
+        plain.allocate((2, -1), np.float32)
+
+
 def test_the_published_timestamp_is_stamped():
     g, sink = pipeline(count=1)
     seen = []
@@ -612,6 +633,7 @@ ORDERING = """
 import ctypes, json
 import numpy as np
 import cubind
+import cubind
 from cubind import graph as gx
 fake = ctypes.CDLL({lib!r})
 streams = {{}}  # each codelet's pool stream, seen in its start()
@@ -671,6 +693,7 @@ def test_a_device_tensor_crosses_an_edge_ordered_by_an_event_not_a_sync(backend)
 READY_EVENTS = """
 import json, os
 import numpy as np
+import cubind
 from cubind import graph as gx
 class Make(gx.Codelet):
     def tick(self):
