@@ -78,61 +78,61 @@ def _window(window):
     return window
 
 
-def send_many(uintptr_t worker, uintptr_t endpoint, uint64_t tag, uintptr_t buffer, size_t nbytes, size_t count, int window):
-    """``count`` tag sends of ``nbytes`` at ``buffer`` on ucxx's endpoint
-    handle (its worker's handle beside it), ``window`` in flight, the loop
-    in C without the GIL."""
-    cdef void *requests[WINDOW_MAX]
+cdef int _post(bint send, uintptr_t worker, uintptr_t endpoint, uint64_t tag, uintptr_t buffer, size_t nbytes,
+               void **request) noexcept nogil:
+    """A tag send on ``endpoint`` or a tag receive on ``worker``; its request
+    into ``request`` (NULL: done at once), and its error status, else UCS_OK."""
     cdef ucp_request_param_t param
-    cdef size_t i
-    cdef int slot, last, status = UCS_OK, w = _window(window)
     memset(&param, 0, sizeof(param))
+    if send:
+        return _posted(ucp_tag_send_nbx(<ucp_ep_h>endpoint, <void *>buffer, nbytes, tag, &param), request)
+    return _posted(ucp_tag_recv_nbx(<ucp_worker_h>worker, <void *>buffer, nbytes, tag, <ucp_tag_t>-1, &param),
+                   request)
+
+
+cdef int _drain(uintptr_t worker, void **requests, int w, int status) noexcept nogil:
+    """Waits for the ``w`` requests; ``status``, else the first failure among them."""
+    cdef int slot, last
+    for slot in range(w):
+        last = _wait(<ucp_worker_h>worker, requests[slot])
+        requests[slot] = NULL
+        if status == UCS_OK:
+            status = last
+    return status
+
+
+def _many(bint send, uintptr_t worker, uintptr_t endpoint, uint64_t tag, uintptr_t buffer, size_t nbytes,
+          size_t count, int window):
+    cdef void *requests[WINDOW_MAX]
+    cdef size_t i
+    cdef int slot, status = UCS_OK, w = _window(window)
     memset(requests, 0, sizeof(requests))
     with nogil:
         for i in range(count):
             slot = i % w
             status = _wait(<ucp_worker_h>worker, requests[slot])
             requests[slot] = NULL
-            if status != UCS_OK:
-                break
-            status = _posted(ucp_tag_send_nbx(<ucp_ep_h>endpoint, <void *>buffer, nbytes, tag, &param),
-                             &requests[slot])
-            if status != UCS_OK:
-                break
-        for slot in range(w):
-            last = _wait(<ucp_worker_h>worker, requests[slot])
             if status == UCS_OK:
-                status = last
+                status = _post(send, worker, endpoint, tag, buffer, nbytes, &requests[slot])
+            if status != UCS_OK:
+                break
+        status = _drain(worker, requests, w, status)
     if status != UCS_OK:
-        _fail("a tag send", status)
+        _fail("a tag send" if send else "a tag receive", status)
+
+
+def send_many(uintptr_t worker, uintptr_t endpoint, uint64_t tag, uintptr_t buffer, size_t nbytes, size_t count,
+              int window):
+    """``count`` tag sends of ``nbytes`` at ``buffer`` on ucxx's endpoint
+    handle (its worker's handle beside it), ``window`` in flight, the loop
+    in C without the GIL."""
+    _many(True, worker, endpoint, tag, buffer, nbytes, count, window)
 
 
 def recv_many(uintptr_t worker, uint64_t tag, uintptr_t buffer, size_t nbytes, size_t count, int window):
     """``count`` tag receives into ``buffer`` (each overwrites it) on ucxx's
     worker handle, ``window`` posted ahead, the loop in C without the GIL."""
-    cdef void *requests[WINDOW_MAX]
-    cdef ucp_request_param_t param
-    cdef size_t i
-    cdef int slot, last, status = UCS_OK, w = _window(window)
-    memset(&param, 0, sizeof(param))
-    memset(requests, 0, sizeof(requests))
-    with nogil:
-        for i in range(count):
-            slot = i % w
-            status = _wait(<ucp_worker_h>worker, requests[slot])
-            requests[slot] = NULL
-            if status != UCS_OK:
-                break
-            status = _posted(ucp_tag_recv_nbx(<ucp_worker_h>worker, <void *>buffer, nbytes, tag, <ucp_tag_t>-1,
-                                              &param), &requests[slot])
-            if status != UCS_OK:
-                break
-        for slot in range(w):
-            last = _wait(<ucp_worker_h>worker, requests[slot])
-            if status == UCS_OK:
-                status = last
-    if status != UCS_OK:
-        _fail("a tag receive", status)
+    _many(False, worker, 0, tag, buffer, nbytes, count, window)
 
 
 cdef class Sender:
@@ -151,27 +151,20 @@ cdef class Sender:
         memset(self.requests, 0, sizeof(self.requests))
 
     def post(self, uintptr_t buffer, size_t nbytes):
-        cdef ucp_request_param_t param
         cdef int slot = self.posted % self.window
         cdef int status
-        memset(&param, 0, sizeof(param))
         with nogil:
             status = _wait(<ucp_worker_h>self.worker, self.requests[slot])
             self.requests[slot] = NULL
             if status == UCS_OK:
-                status = _posted(ucp_tag_send_nbx(<ucp_ep_h>self.endpoint, <void *>buffer, nbytes, self.tag, &param),
-                                 &self.requests[slot])
+                status = _post(True, self.worker, self.endpoint, self.tag, buffer, nbytes, &self.requests[slot])
         if status != UCS_OK:
             _fail("a tag send", status)
         self.posted += 1
 
     def drain(self):
-        cdef int slot, last, status = UCS_OK
+        cdef int status
         with nogil:
-            for slot in range(self.window):
-                last = _wait(<ucp_worker_h>self.worker, self.requests[slot])
-                self.requests[slot] = NULL
-                if status == UCS_OK:
-                    status = last
+            status = _drain(self.worker, self.requests, self.window, UCS_OK)
         if status != UCS_OK:
             _fail("a tag send", status)

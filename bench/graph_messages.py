@@ -47,13 +47,13 @@ import argparse
 import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from two_parts import free_port, receiver_result
 
 import cubind
 from cubind import graph as gx
@@ -346,43 +346,18 @@ else:
 """
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("0.0.0.0", 0))
-        return s.getsockname()[1]
-
-
 def two_processes(count, size, storage="device", timeout=600, environ=None):
     """The receiver's rate, ``count`` messages (of ``size`` bytes in
     ``storage``, "device", "device-pool" or "host") from another process, both parts with
     ``environ`` added to this one's. A part that fails or outlives
     ``timeout`` seconds (both are then ended) is a ``RuntimeError``."""
-    port = _free_port()
+    port = free_port()
     root = str(Path(__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
                UCX_WARN_UNUSED_ENV_VARS="n", **(environ or {}))
     args = [str(port), str(count), str(size), storage]
-    return _receiver_result([sys.executable, "-c", PART, "rx", *args], [sys.executable, "-c", PART, "tx", *args],
+    return receiver_result([sys.executable, "-c", PART, "rx", *args], [sys.executable, "-c", PART, "tx", *args],
                             env, timeout)
-
-
-def _receiver_result(rx_command, tx_command, env, timeout):
-    """Starts the receiving part, then the transmitting one; the receiver's
-    last line as JSON. A part that fails or outlives ``timeout`` seconds
-    (both are then ended) is a ``RuntimeError``."""
-    rx = subprocess.Popen(rx_command, stdout=subprocess.PIPE, text=True, env=env)
-    tx = subprocess.Popen(tx_command, env=env)
-    try:
-        out, _ = rx.communicate(timeout=timeout)
-        tx.wait(60)
-    except subprocess.TimeoutExpired:
-        for part in (rx, tx):
-            part.kill()
-            part.wait()
-        raise RuntimeError(f"the parts did not end in {timeout} s") from None
-    if rx.returncode or tx.returncode:
-        raise RuntimeError(f"a part failed: rx {rx.returncode}, tx {tx.returncode}")
-    return json.loads(out.splitlines()[-1])
 
 
 def child_row(function, *args):
@@ -405,7 +380,7 @@ def child_row(function, *args):
 
 
 def ping_over_ucx_in_one_process(count):
-    port = _free_port()
+    port = free_port()
     g = gx.Graph()
     g.entity("ucx").add(gx.UcxContext(cpu_data_only=True), "context")
     tx = g.entity("tx")
@@ -492,11 +467,11 @@ def ucx_floor_row(binary, size, count, window=4):
     """UCX's own rate for ``size``-byte device messages between two processes
     (bench/ucx_floor.c: the tag API in C, ``window`` sends in flight, nothing
     else per message): the floor any binding of UCX is read against."""
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, UCX_WARN_UNUSED_ENV_VARS="n")
     args = [str(count), str(size), str(window)]
     try:
-        r = _receiver_result([binary, "recv", str(port), *args], [binary, "send", "127.0.0.1", str(port), *args], env,
+        r = receiver_result([binary, "recv", str(port), *args], [binary, "send", "127.0.0.1", str(port), *args], env,
                              ROW_TIMEOUT_S)
     except (RuntimeError, ValueError, IndexError) as exc:
         return {"row": f"UCX in C, {size >> 20} MiB", "failed": str(exc)}

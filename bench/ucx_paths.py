@@ -18,10 +18,11 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
+
+from two_parts import free_port, receiver_result
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -53,19 +54,11 @@ def _tags():
     return _ucp_tags
 
 
-async def _ucxx_receive(ep, buf, count, window):
+async def _windowed(op, buf, count, window):
+    """``count`` calls of ucxx's ``op`` (an endpoint's send or recv) on ``buf``, ``window`` in flight."""
     pending = []
     for _ in range(count):
-        pending.append(asyncio.ensure_future(ep.recv(buf)))
-        if len(pending) >= window:
-            await pending.pop(0)
-    await asyncio.gather(*pending)
-
-
-async def _ucxx_send(ep, buf, count, window):
-    pending = []
-    for _ in range(count):
-        pending.append(asyncio.ensure_future(ep.send(buf)))
+        pending.append(asyncio.ensure_future(op(buf)))
         if len(pending) >= window:
             await pending.pop(0)
     await asyncio.gather(*pending)
@@ -90,7 +83,7 @@ async def receiver(port, mode, size, count, window):
         await ep.recv_obj()  # the transmitter's hello: both ends are up
         start = time.perf_counter()
         if mode == 0:
-            await _ucxx_receive(ep, buf, count, window)
+            await _windowed(ep.recv, buf, count, window)
         else:
             worker = ucxx.core._get_ctx().worker.handle
             await asyncio.get_running_loop().run_in_executor(None, tags.recv_many, worker, TAG, buf.ctypes.data,
@@ -116,7 +109,7 @@ async def transmitter(port, mode, size, count, window):
     await ep.send_obj(b"hello")
     loop = asyncio.get_running_loop()
     if mode == 0:
-        await _ucxx_send(ep, buf, count, window)
+        await _windowed(ep.send, buf, count, window)
     elif mode == 1:
         await loop.run_in_executor(None, tags.send_many, ep._ep.worker_handle, ep._ep.handle, TAG, buf.ctypes.data,
                                    size, count, window)
@@ -127,37 +120,14 @@ async def transmitter(port, mode, size, count, window):
     await ep.close()
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _pair(rx_command, tx_command, env, timeout=120):
-    rx = subprocess.Popen(rx_command, stdout=subprocess.PIPE, text=True, env=env)
-    time.sleep(1.0)  # the listener is up before the transmitter dials
-    tx = subprocess.Popen(tx_command, env=env)
-    try:
-        out, _ = rx.communicate(timeout=timeout)
-        tx.wait(timeout)
-    except subprocess.TimeoutExpired:
-        for part in (rx, tx):
-            part.kill()
-            part.wait()
-        raise RuntimeError(f"the parts did not end in {timeout} s") from None
-    if rx.returncode or tx.returncode:
-        raise RuntimeError(f"a part failed: rx {rx.returncode}, tx {tx.returncode}")
-    return json.loads(out.splitlines()[-1])
-
-
 def row(mode, size, count, window):
     env = dict(os.environ, UCX_WARN_UNUSED_ENV_VARS="n")
-    port = _free_port()
+    port = free_port()
     args = [str(port), str(mode), str(size), str(count), str(window)]
     name = f"{MODES[mode]}, {size} B, {window} in flight"
     try:
-        r = _pair([sys.executable, __file__, "--role", "rx", *args], [sys.executable, __file__, "--role", "tx", *args],
-                  env)
+        r = receiver_result([sys.executable, __file__, "--role", "rx", *args],
+                            [sys.executable, __file__, "--role", "tx", *args], env, 120, head_start_s=1.0)
     except (RuntimeError, ValueError, IndexError) as exc:
         return {"row": name, "failed": str(exc)}
     return {"row": name, "size": size, "messages_per_s": r["messages_per_s"],
@@ -166,11 +136,12 @@ def row(mode, size, count, window):
 
 def floor_row(binary, size, count, window):
     env = dict(os.environ, UCX_WARN_UNUSED_ENV_VARS="n", FLOOR_HOST_MEMORY="1")
-    port = _free_port()
+    port = free_port()
     args = [str(count), str(size), str(window)]
     name = f"UCX's tag API in C (bench/ucx_floor.c), {size} B, {window} in flight"
     try:
-        r = _pair([binary, "recv", str(port), *args], [binary, "send", "127.0.0.1", str(port), *args], env)
+        r = receiver_result([binary, "recv", str(port), *args], [binary, "send", "127.0.0.1", str(port), *args], env,
+                            120, head_start_s=1.0)
     except (RuntimeError, ValueError, IndexError) as exc:
         return {"row": name, "failed": str(exc)}
     return {"row": name, "size": size, "messages_per_s": r["messages_per_s"],

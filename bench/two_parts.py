@@ -1,0 +1,34 @@
+"""Two processes on one host, a receiver and a transmitter, for the benches
+that time messages between them (graph_messages.py, ucx_paths.py)."""
+
+import json
+import socket
+import subprocess
+import time
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("0.0.0.0", 0))
+        return s.getsockname()[1]
+
+
+def receiver_result(rx_command, tx_command, env, timeout, head_start_s=0.0):
+    """Starts the receiving part, then (after ``head_start_s``, for a
+    transmitter that does not dial again) the transmitting one; the
+    receiver's last line as JSON. A part that fails or outlives ``timeout``
+    seconds (both are then ended) is a ``RuntimeError``."""
+    rx = subprocess.Popen(rx_command, stdout=subprocess.PIPE, text=True, env=env)
+    time.sleep(head_start_s)
+    tx = subprocess.Popen(tx_command, env=env)
+    try:
+        out, _ = rx.communicate(timeout=timeout)
+        tx.wait(60)
+    except subprocess.TimeoutExpired:
+        for part in (rx, tx):
+            part.kill()
+            part.wait()
+        raise RuntimeError(f"the parts did not end in {timeout} s") from None
+    if rx.returncode or tx.returncode:
+        raise RuntimeError(f"a part failed: rx {rx.returncode}, tx {tx.returncode}")
+    return json.loads(out.splitlines()[-1])
