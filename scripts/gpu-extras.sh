@@ -67,9 +67,10 @@ tar cJf "$OUT/ucx.txz" -C "$WORK" ucx
 
 step "bench/ucx_floor.c against that libucx"
 UCX=$WORK/ucx/libucx
-CUDA_INCLUDE=$("$BASE_PYTHON" "$ROOT/_cubind/cuda_paths.py" include-dirs --spec "$ROOT/bindings/driver.toml" | head -1)
+# cuda.h from the one CUDA search (a toolkit, conda, or NVIDIA's wheels)
+mapfile -t cuda_includes < <(cuda_include_args "$ROOT/bindings/driver.toml")
 cc -O2 -o "$OUT/ucx_floor" "$ROOT/bench/ucx_floor.c" -I"$UCX/include" -L"$UCX/lib" -lucp -lucs \
-  -I"$CUDA_INCLUDE" -ldl
+  "${cuda_includes[@]}" -ldl
 
 if [ -n "$HOLOSCAN" ]; then
   step "Holoscan from $HOLOSCAN"
