@@ -22,6 +22,7 @@ from tests.graph.ucx_parts.processes import (  # noqa: F401  (ucxx_needed: the a
     HELPERS,
     PARTS,
     ROOT,
+    SAME_HOST,
     counts,
     dying,
     env,
@@ -29,6 +30,7 @@ from tests.graph.ucx_parts.processes import (  # noqa: F401  (ucxx_needed: the a
     part,
     ping,
     run_processes,
+    transports,
     ucxx_needed,
 )
 
@@ -75,14 +77,17 @@ def test_the_stream_app_in_three_processes_verifies_every_pair_through_the_relay
     assert found["verifier/second"]["received"] == "20" and found["verifier/second"]["peer"] == "relay/output"
 
 
-def test_the_saxpy_pipeline_in_two_processes_on_host_tensors_verifies_every_pair():
+def test_the_saxpy_pipeline_in_two_processes_on_host_tensors_verifies_every_pair_over_same_host_transports():
     p1, p2 = free_port(), free_port()
     code, out, err = run_processes("stream_generator.yaml", "saxpy_stages.yaml", params=[
         "source/generator/storage=host", f"source/host_out/port={p1}", f"source/device_out/port={p2}",
-        f"host_saxpy/input/port={p1}", f"device_saxpy/input/port={p2}"])
+        f"host_saxpy/input/port={p1}", f"device_saxpy/input/port={p2}"], environ={"UCX_PROTO_INFO": "y"})
     assert code == 0, out + err
     assert "verify: 20 message pairs equal" in out
     assert counts(out)["device_saxpy/input"]["received"] == "20"
+    # The tensors' data route (the peers share the host): UCX's shared-memory transports, which it
+    # keeps off an endpoint with peer-failure handling (there it moved them over TCP on loopback).
+    assert {t for t, _ in transports(out + err)} & SAME_HOST, sorted(transports(out + err))
 
 
 # -- a peer not up yet, or never
@@ -162,13 +167,16 @@ def test_without_reconnect_a_transmitter_that_dies_ends_the_receivers_run_naming
     assert "ping_rx: received 5 messages" in out  # the stops ran: the run ended cleanly
 
 
-def test_without_reconnect_a_receiver_that_dies_ends_the_transmitters_run_naming_the_connection(tmp_path):
+# 1 MiB: each message's tensor is in flight on the data route (a rendezvous the dead receiver never answers).
+@pytest.mark.parametrize("nbytes", [0, 1 << 20])
+def test_without_reconnect_a_receiver_that_dies_ends_the_transmitters_run_naming_the_connection(tmp_path, nbytes):
     port = free_port()
     tx_params, rx_params = ping(port, count=100000, tx=["ucx/ucx_context/reconnect=false"])
     rx_yaml = dying(tmp_path, "ping_rx.yaml", "ReceiveOrDie", die_at=4)
     rx = subprocess.Popen([sys.executable, "-m", "cubind.graph", str(rx_yaml), "--param", rx_params[0]],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env())
-    tx = part("ping_tx.yaml", *tx_params)
+    tx_yaml = dying(tmp_path, "ping_tx.yaml", "PingOrDie", die_at=0, extra={"nbytes": nbytes})
+    tx = part(None, *tx_params, path=tx_yaml)
     rx_code, _, _ = finish(rx)
     code, out, err = finish(tx, timeout=30)
     assert rx_code == -signal.SIGKILL

@@ -20,11 +20,17 @@ import sys
 import pytest
 
 from tests._helpers import free_port
-from tests.graph.ucx_parts.processes import HELPERS, ROOT, counts, env, ucxx_needed  # noqa: F401 (the fixture)
+from tests.graph.ucx_parts.processes import (  # noqa: F401 (ucxx_needed: the fixture)
+    HELPERS,
+    ROOT,
+    SAME_HOST,
+    counts,
+    env,
+    transports,
+    ucxx_needed,
+)
 
 NAMESPACES = ["unshare", "--user", "--map-root-user", "--net", "--mount"]
-# UCX's transports that only reach a peer on the same host.
-SAME_HOST = {"posix", "sysv", "cma", "xpmem", "knem", "cuda_ipc", "rocm_ipc", "self"}
 
 
 def _unavailable():
@@ -36,19 +42,6 @@ def _unavailable():
     if done.returncode != 0:
         return f"{' '.join(NAMESPACES)} is not allowed here: {done.stderr.strip() or done.returncode}"
     return None
-
-
-def _transports(output):
-    """``{(transport, device)}`` of the rows of UCX's protocol tables
-    (``UCX_PROTO_INFO=y``): their last cell names the lanes used."""
-    used = set()
-    for line in output.splitlines():
-        cells = [c.strip() for c in line.split("|")]
-        if len(cells) > 3 and "ucp_context" not in line:
-            for lane in cells[-2].replace(",", " ").split():
-                if "/" in lane:
-                    used.add(tuple(lane.split("/", 1)))
-    return used
 
 
 def test_the_ping_pair_crosses_two_network_namespaces_over_tcp_alone():
@@ -67,7 +60,7 @@ def test_the_ping_pair_crosses_two_network_namespaces_over_tcp_alone():
     assert counts(tx_out)["tx/signal"]["sent"] == "10" and counts(rx_out)["rx/signal"]["received"] == "10"
     assert counts(tx_out)["tx/signal"]["peer"].startswith("10.200.0.2:")
     for side, output, device in (("transmitter", tx_out, "veth0"), ("receiver", rx_out, "veth1")):
-        used = _transports(output)
+        used = transports(output)
         assert used, f"the {side} printed no protocol rows (UCX_PROTO_INFO): {output[-2000:]}"
         assert {t for t, _ in used} & SAME_HOST == set(), f"the {side} used a same-host transport: {used}"
         assert {d for t, d in used if t == "tcp"} == {device}, f"the {side}'s TCP lanes: {used}"

@@ -135,6 +135,19 @@ class FakeReady:
         return self.done
 
 
+def test_a_data_route_is_offered_only_to_a_transmitter_in_this_place():
+    class Engine:
+        def worker_address(self):
+            return "0a0b"
+
+    data_route_offer, place = transport.data_route_offer, transport.place
+    assert data_route_offer({"hello": True}, Engine()) is None  # a peer that does not say where it is
+    assert data_route_offer({"place": place() + "/elsewhere"}, Engine()) is None
+    first, second = (data_route_offer({"place": place()}, Engine()) for _ in range(2))
+    assert first["address"] == "0a0b" and 0 <= first["tag"] < 1 << 64
+    assert first["tag"] != second["tag"]  # each connection's buffers match its own receives only
+
+
 def test_a_device_message_waits_for_its_producer_off_the_loop_only_while_its_event_is_pending(monkeypatch):
     waited = []
     monkeypatch.setattr(transport, "_wait_event",

@@ -14,6 +14,7 @@ import signal
 import time
 
 import numpy as np
+import pytest
 
 from cubind import graph as gx
 from tests._helpers import free_port
@@ -36,11 +37,13 @@ def _await(condition, timeout=30):
         time.sleep(0.05)
 
 
-def test_a_receiver_that_dies_and_restarts_gets_what_is_sent_after_and_the_sender_counts_the_lost(tmp_path):
+# 1 MiB: the tensors go on the data route, whose endpoint does not see the receiver die (its connection does).
+@pytest.mark.parametrize("nbytes", [0, 1 << 20])
+def test_a_receiver_that_dies_and_restarts_gets_what_is_sent_after_and_the_sender_counts_the_lost(tmp_path, nbytes):
     port = free_port()
     tx_params, rx_params = ping(port, count=20)
     first = part(None, rx_params[0], path=dying(tmp_path, "ping_rx.yaml", "ReceiveOrDie", die_at=4))
-    tx = part("ping_tx.yaml", *tx_params)
+    tx = part(None, *tx_params, path=dying(tmp_path, "ping_tx.yaml", "PingOrDie", die_at=0, extra={"nbytes": nbytes}))
     assert finish(first)[0] == -signal.SIGKILL  # read 3 messages; the 4th died with it
     second = part("ping_rx.yaml", *rx_params)
     (tx_code, tx_out, tx_err), (rx_code, rx_out, rx_err) = finish(tx), finish(second)

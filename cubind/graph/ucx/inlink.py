@@ -18,12 +18,14 @@ from cubind.graph.model.queues import QueueFullError
 from .transport import (
     BYE,
     HELLO_TIMEOUT_S,
+    DataRoute,
     Handoff,
     Link,
     UcxError,
     answer,
     as_json,
     close_endpoint,
+    data_route_offer,
     log,
     lost_connection,
     receive_note,
@@ -48,6 +50,7 @@ class _Connection:
         self.credits = 0  # the room granted when it was accepted
         self.again = False  # it follows a lost connection
         self.arrived = None  # what arrived on that one, where it came from the same queue path
+        self.data_tag = None  # the tag of its data route's buffers, where it was offered one
         self.said_bye = asyncio.Event()
         self.closed = asyncio.Event()  # the transmitter closed after its goodbye
 
@@ -151,8 +154,11 @@ class InLink(Link):
             await answer(ep, {"ok": False, "error": problem})
             self._refused(f"refused {hello.get('source')!r}: {problem}")
             return
+        offer = data_route_offer(hello, self.context.engine)
+        conn.data_tag = None if offer is None else offer["tag"]
         await answer(ep, {"ok": True, "path": self.queue.path, "capacity": self.queue.capacity,
-                          "policy": self.queue.policy, "credits": conn.credits, "arrived": conn.arrived})
+                          "policy": self.queue.policy, "credits": conn.credits, "arrived": conn.arrived,
+                          "data": offer})
         if conn.again:
             log.warning("%s: %s connected (again, after a lost connection); receiving resumes with room for %d "
                         "message(s)", self.where, conn.peer, conn.credits)
@@ -234,11 +240,9 @@ class InLink(Link):
                     return
                 try:
                     entries = decode_header(raw, f"{where}: message {conn.received + 1} from {conn.peer}")
-                    tensors, receives = self._post_tensors(ep, entries)
+                    tensors, receives = self._post_tensors(conn, entries)
                     next_note = loop.create_task(receive_note(ep))
-                    for result in await asyncio.gather(*receives, return_exceptions=True):
-                        if isinstance(result, BaseException):
-                            raise result
+                    await self._buffers(conn, receives, next_note)
                     message = assemble(entries, tensors)
                     with self.lock:
                         self.held += 1
@@ -298,10 +302,30 @@ class InLink(Link):
             pass
         conn.closed.set()
 
-    def _post_tensors(self, ep, entries):
+    @staticmethod
+    async def _buffers(conn, receives, next_note):
+        """Waits for a message's buffers; the first failure is raised once
+        all have ended. Those of a data route are received on the worker,
+        which no loss of the connection ends: its next note failing (the
+        connection lost) is raised instead."""
+        if conn.data_tag is not None and receives:
+            watched = {*receives, next_note}
+            while not all(r.done() for r in receives):
+                done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+                if next_note in done:
+                    watched.discard(next_note)
+                    if next_note.exception() is not None:
+                        raise next_note.exception()
+                watched -= done
+        for result in await asyncio.gather(*receives, return_exceptions=True):
+            if isinstance(result, BaseException):
+                raise result
+
+    def _post_tensors(self, conn, entries):
         """The arrays a message's tensors go into, and their receives posted
         in the header's order (one task each, made here: each posts at its
-        first step, before any receive made after it)."""
+        first step, before any receive made after it): on the connection, or
+        on the worker with its data route's tag."""
         tensors, device = {}, False
         for entry in entries:
             if entry["kind"] == "tensor":
@@ -310,8 +334,9 @@ class InLink(Link):
         if device:
             self.context.engine.use_device(self.queue.entity.device or 0)
             self.context.allocations_ready(self.queue)
-        loop = asyncio.get_running_loop()
-        receives = [loop.create_task(ep.recv(tensors[entry["name"]])) for entry in entries
+        loop, ucxx, tag = asyncio.get_running_loop(), self.context.engine.ucxx, conn.data_tag
+        receive = conn.ep.recv if tag is None else (lambda buffer: DataRoute.receive(ucxx, buffer, tag))
+        receives = [loop.create_task(receive(tensors[entry["name"]])) for entry in entries
                     if entry["kind"] == "tensor" and entry["nbytes"]]
         return tensors, receives
 

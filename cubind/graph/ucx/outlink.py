@@ -27,6 +27,7 @@ from .staging import DeviceStaging
 from .transport import (
     BYE,
     HELLO_TIMEOUT_S,
+    DataRoute,
     Handoff,
     Link,
     UcxError,
@@ -36,6 +37,7 @@ from .transport import (
     log,
     lost_connection,
     note_frames,
+    place,
     receive_note,
     send_note,
 )
@@ -49,11 +51,14 @@ SEND_WINDOW = 4
 
 class _Connection:
     """One connection to the receiver (a reconnect makes another): its
-    endpoint, the messages handed to it and how many of them were sent (its
-    goodbye's count, which the receiver checks on that connection)."""
+    endpoint, its data route where the receiver offered one (else the
+    buffers go on the endpoint too), the messages handed to it and how many
+    of them were sent (its goodbye's count, which the receiver checks on
+    that connection)."""
 
-    def __init__(self, ep, engine):
-        self.ep = ep
+    def __init__(self, ep, route, engine):
+        self.ep, self.route = ep, route
+        self.send_buffer = ep.send if route is None else route.send
         self.outbox = asyncio.Queue()
         self.to_send = Handoff(engine, self.outbox)  # messages, then the goodbye
         self.tasks = []
@@ -149,7 +154,18 @@ class OutLink(Link):
 
     async def connect(self, ucxx, deadline):
         ep, reply, _ = await self._dial(ucxx, deadline)
-        self._begin(ep, reply)
+        self._begin(ep, reply, await self._route(ucxx, ep, reply))
+
+    async def _route(self, ucxx, ep, reply):
+        """The data route the receiver offered (same place), or None."""
+        if not reply.get("data"):
+            return None
+        try:
+            return await DataRoute.connect(ucxx, reply["data"])
+        except Exception as exc:
+            await close_endpoint(ep, ())
+            raise UcxError(f"{self.where}: the UcxReceiver at {self.peer} is on this host, but UCX could not "
+                           f"reach its worker address ({type(exc).__name__}: {exc})") from None
 
     async def _dial(self, ucxx, deadline):
         """An endpoint to the receiver and its answer to the hello, within
@@ -187,7 +203,8 @@ class OutLink(Link):
             return None, {"why": f"no UcxReceiver answered at {self.peer}", "error": f"{type(exc).__name__}: {text}",
                           "hint": "is the receiving part started, and the address and port right?"}
         # The hello and its answer are send_obj pairs in every protocol version: a peer of another one is named.
-        hello = {"hello": True, "layout": LAYOUT, "source": queue.path, "cpu_data_only": self.context.cpu_data_only}
+        hello = {"hello": True, "layout": LAYOUT, "source": queue.path, "cpu_data_only": self.context.cpu_data_only,
+                 "place": place()}
         try:
             await ep.send_obj(as_json(hello))
             reply = json.loads(bytes(await asyncio.wait_for(ep.recv_obj(), HELLO_TIMEOUT_S)).decode())
@@ -203,10 +220,10 @@ class OutLink(Link):
         return None, {"why": f"the UcxReceiver at {self.peer} refused the connection", "error": reply.get("error"),
                       "hint": "is another UcxTransmitter sending to it?"}
 
-    def _begin(self, ep, reply):
+    def _begin(self, ep, reply, route):
         """``ep`` becomes the connection: the room is what the receiver grants
         (its capacity, less what its queue still holds of a lost connection)."""
-        conn = _Connection(ep, self.context.engine)
+        conn = _Connection(ep, route, self.context.engine)
         with self.lock:
             self.remote = {"path": reply["path"], "capacity": int(reply["capacity"]), "policy": int(reply["policy"])}
             self.credits = int(reply["credits"])
@@ -242,7 +259,8 @@ class OutLink(Link):
                     await after_producer(loop, ready, ordinal)
                     buffers, taken = self.staging.stage(buffers, ordinal)
                 # The parts of one message keep each other (and the message's arrays) alive until all are sent.
-                parts = [loop.create_task(conn.ep.send(part)) for part in (*note_frames(header), *buffers)]
+                parts = [loop.create_task(conn.ep.send(frame)) for frame in note_frames(header)]
+                parts += [loop.create_task(conn.send_buffer(buffer)) for buffer in buffers]
                 in_flight.append((parts, taken))
                 while in_flight and (len(in_flight) > SEND_WINDOW or all(t.done() for t in in_flight[0][0])):
                     await self._sent(conn, *in_flight.popleft())
@@ -325,7 +343,7 @@ class OutLink(Link):
         self.context.wake()
 
     async def _reconnect(self, old, text):
-        await close_endpoint(old.ep, old.tasks)
+        await self._close(old)
         started = time.monotonic()
         try:
             ep, reply, attempts = await self._dial(self.context.engine.ucxx,
@@ -334,11 +352,17 @@ class OutLink(Link):
             self._settle(None)
             self._fail(UcxError(f"{text}, and was not made again: {str(exc).removeprefix(self.where + ': ')}"))
             return
+        try:
+            route = await self._route(self.context.engine.ucxx, ep, reply)
+        except UcxError as exc:
+            self._settle(None)
+            self._fail(exc)
+            return
         self._settle(reply.get("arrived"))
         with self.lock:
             self.reconnects += 1
             lost = self.lost
-        self._begin(ep, reply)
+        self._begin(ep, reply, route)
         log.warning("%s: connected again to the UcxReceiver at %s (%s) after %d attempt(s) in %.1f s; sending "
                     "resumes (%d message(s) lost in all)", self.where, self.peer, reply["path"], attempts,
                     time.monotonic() - started, lost)
@@ -381,4 +405,10 @@ class OutLink(Link):
         with self.lock:
             self.closing = True
         if conn is not None:
-            await close_endpoint(conn.ep, conn.tasks)
+            await self._close(conn)
+
+    @staticmethod
+    async def _close(conn):
+        await close_endpoint(conn.ep, conn.tasks)
+        if conn.route is not None:
+            conn.route.close()

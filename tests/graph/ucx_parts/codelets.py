@@ -5,18 +5,25 @@ import os
 import signal
 import time
 
+import numpy as np
+
 from cubind.graph import Codelet, Message, Parameter
 
 
 class PingOrDie(Codelet):
-    """Publishes an empty message each tick; at tick ``die_at`` the process is killed."""
+    """Publishes a message each tick (empty, or with a host tensor of
+    ``nbytes``); at tick ``die_at`` the process is killed."""
 
     die_at = Parameter(int, 0, "the tick at which the process dies (0: never)")
+    nbytes = Parameter(int, 0, "a host tensor of this many bytes in each message (0: none)")
 
     def tick(self):
         if self.die_at and self.get_execution_count() == self.die_at:
             os.kill(os.getpid(), signal.SIGKILL)
-        self.get_transmitters()[0].publish(Message())
+        message = Message()
+        if self.nbytes:
+            message.add_tensor("payload", np.full(self.nbytes, self.get_execution_count() % 251, np.uint8))
+        self.get_transmitters()[0].publish(message)
 
 
 class ReceiveOrDie(Codelet):

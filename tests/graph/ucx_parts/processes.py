@@ -55,13 +55,31 @@ def finish(proc, timeout=60):
     return proc.returncode, out, err
 
 
-def run_processes(*parts, params=(), timeout=120, grace=10):
+def run_processes(*parts, params=(), timeout=120, grace=10, environ=None):
     command = [sys.executable, "-m", "cubind.graph.apps.processes", *(str(PARTS / p) for p in parts),
                "--grace", str(grace)]
     for p in params:
         command += ["--param", p]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env(), timeout=timeout)
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env(**(environ or {})),
+                          timeout=timeout)
     return done.returncode, done.stdout, done.stderr
+
+
+# UCX's transports that only reach a peer on the same host.
+SAME_HOST = {"posix", "sysv", "cma", "xpmem", "knem", "cuda_ipc", "rocm_ipc", "self"}
+
+
+def transports(output):
+    """``{(transport, device)}`` of the rows of UCX's protocol tables
+    (``UCX_PROTO_INFO=y``): their last cell names the lanes used."""
+    used = set()
+    for line in output.splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        if len(cells) > 3 and "ucp_context" not in line:
+            for lane in cells[-2].replace(",", " ").split():
+                if "/" in lane:
+                    used.add(tuple(lane.split("/", 1)))
+    return used
 
 
 def counts(text):
