@@ -15,6 +15,7 @@ import time
 
 from cubind.graph.model.queues import QueueFullError
 
+from .receiving import ReceiveBlocks
 from .transport import (
     BYE,
     HELLO_TIMEOUT_S,
@@ -72,6 +73,12 @@ class InLink(Link):
         self.held = 0
         self.reconnects = 0
         self.finished = False
+        self.blocks = None  # the device memory its tensors are received into, made at the first
+
+    def receive_blocks(self, ordinal):
+        if self.blocks is None:
+            self.blocks = ReceiveBlocks(ordinal)
+        return self.blocks
 
     def active(self):
         """The transmitter may still send (or one may connect again): not said
@@ -396,5 +403,7 @@ class InLink(Link):
             await close_endpoint(conn.ep, conn.tasks)
         if self.listener is not None:
             self.listener.close()
+        if self.blocks is not None:
+            self.blocks.close()
         if self.connected is not None and not self.connected.done():
             self.connected.cancel()
