@@ -28,12 +28,13 @@ else a line says why. Prints one JSON object per row, then a table.
 Across processes (UCX, RAPIDS' ucxx): the ping pair with both ends in one
 process over UCX and split in two processes (its time per message: the
 floor of every row below; again with ucxx's Python futures instead of its
-polling wait), 1 MiB host tensors (numpy) and device tensors of
-1, 16 and 256 MiB sent from one process to another (bytes/s beside the GPU's
+polling wait), host tensors (numpy) and device tensors of 1, 16 and 256 MiB
+sent from one process to another (device rows' bytes/s beside the GPU's
 device-to-device copy bandwidth at the same size, measured in the same run),
 where ucxx is installed; Holoscan's two-fragment ping beside them; with
 ``--ucx-floor`` (bench/ucx_floor.c built), UCX's own rate at the same sizes
-from C, the floor any binding of UCX is read against. The rates
+and memory from C, the floor any binding of UCX is read against, and each
+row's ratio to it. The rates
 across processes are the receiver's, from its first message to its last
 (the connection's setup is not counted). A row whose library or GPU is
 missing says so (``skipped``, and a line on stderr); one whose parts fail
@@ -463,23 +464,34 @@ def device_row_name(size):
     return f"{size >> 20} MiB device tensors, two processes over UCX (CUDA IPC)"
 
 
-def ucx_floor_row(binary, size, count, window=4):
-    """UCX's own rate for ``size``-byte device messages between two processes
-    (bench/ucx_floor.c: the tag API in C, ``window`` sends in flight, nothing
-    else per message): the floor any binding of UCX is read against."""
+def host_row_name(size):
+    return f"{size >> 20} MiB host tensors (numpy), two processes over UCX"
+
+
+def floor_row_name(size, storage):
+    return f"UCX's tag API in C (bench/ucx_floor.c), {size >> 20} MiB {storage} messages"
+
+
+def ucx_floor_row(binary, size, count, storage="device", window=4):
+    """UCX's own rate for ``size``-byte messages of ``storage`` ("device":
+    cuMemAlloc, "host": malloc) between two processes (bench/ucx_floor.c:
+    the tag API in C, ``window`` sends in flight, nothing else per message):
+    the floor any binding of UCX is read against."""
     port = free_port()
-    env = dict(os.environ, UCX_WARN_UNUSED_ENV_VARS="n")
+    env = dict(os.environ, UCX_WARN_UNUSED_ENV_VARS="n", **({"FLOOR_HOST_MEMORY": "1"} if storage == "host" else {}))
     args = [str(count), str(size), str(window)]
+    name = f"{floor_row_name(size, storage)}, two processes, {window} in flight"
     try:
         r = receiver_result([binary, "recv", str(port), *args], [binary, "send", "127.0.0.1", str(port), *args], env,
                              ROW_TIMEOUT_S)
     except (RuntimeError, ValueError, IndexError) as exc:
-        return {"row": f"UCX in C, {size >> 20} MiB", "failed": str(exc)}
-    copy = device_copy_bandwidth(size)
-    return {"row": f"UCX's tag API in C (bench/ucx_floor.c), {size >> 20} MiB device messages, two processes, "
-                   f"{window} in flight", "messages_per_s": r["messages_per_s"], "bytes_per_s": r["bytes_per_s"],
-            "us_per_message": 1e6 / r["messages_per_s"], "device_copy_bytes_per_s": copy,
-            "fraction_of_device_copy": r["bytes_per_s"] / copy}
+        return {"row": name, "failed": str(exc)}
+    row = {"row": name, "messages_per_s": r["messages_per_s"], "bytes_per_s": r["bytes_per_s"],
+           "us_per_message": 1e6 / r["messages_per_s"]}
+    if storage == "device":
+        copy = device_copy_bandwidth(size)
+        row.update(device_copy_bytes_per_s=copy, fraction_of_device_copy=r["bytes_per_s"] / copy)
+    return row
 
 
 def remote_rows(count, pipeline_count, floor_binary=None):
@@ -491,7 +503,11 @@ def remote_rows(count, pipeline_count, floor_binary=None):
     # its Python futures (a notifier thread) do not poll: which is faster depends on the cores free.
     rows.append(two_process_row("cubind.graph ping pair, two processes over UCX (UCXPY_ENABLE_PYTHON_FUTURE=1)",
                                 count, environ={"UCXPY_ENABLE_PYTHON_FUTURE": "1"}))
-    rows.append(two_process_row("1 MiB host tensors (numpy), two processes over UCX", pipeline_count, 1 << 20))
+    # Host tensors: UCX's shared memory and CMA on the data route (docs/graph.md, "One host: the data route").
+    for size in SWEEP_SIZES:
+        rows.append(two_process_row(host_row_name(size), sweep_count(size, pipeline_count), size))
+    if floor_binary:
+        rows += [ucx_floor_row(floor_binary, size, sweep_count(size, 5000), "host") for size in SWEEP_SIZES]
     if cubind.Device.count() == 0:
         return rows + [_skipped(device_row_name(size), "no GPU") for size in SWEEP_SIZES]
     for size in SWEEP_SIZES:
@@ -763,10 +779,11 @@ def main():
     remote = [*remote_rows(args.remote_messages, args.pipeline_messages, args.ucx_floor),
               child_row("holoscan_distributed_ping", args.remote_messages)]
     remote.append(ratio(remote, "cubind.graph ping pair, two processes over UCX", "Holoscan two-fragment ping", 10.0))
-    # Issue 47: device messages between two processes against UCX's own floor from C, same size, same run.
-    for size, target in ((1 << 20, 0.25), (16 << 20, 0.5)):
-        remote.append(ratio(remote, device_row_name(size), f"UCX's tag API in C (bench/ucx_floor.c), "
-                                                           f"{size >> 20} MiB", target))
+    # Issue 47: messages between two processes against UCX's own floor from C, same size, same run (the
+    # targets are the device rows'; the host rows and 256 MiB are read against the floor without one).
+    for size, target in ((1 << 20, 0.25), (16 << 20, 0.5), (256 << 20, None)):
+        remote.append(ratio(remote, device_row_name(size), floor_row_name(size, "device"), target))
+        remote.append(ratio(remote, host_row_name(size), floor_row_name(size, "host"), None))
     for row in remote:
         print(json.dumps(row))
     rows += remote
