@@ -151,11 +151,13 @@ def test_the_launcher_refuses_a_param_no_part_can_take():
 # -- a peer lost mid-run
 
 
-def test_without_reconnect_a_transmitter_that_dies_ends_the_receivers_run_naming_the_connection(tmp_path):
+# 1 MiB: the receiver's receives of the route's buffers are posted when the transmitter dies.
+@pytest.mark.parametrize("nbytes", [0, 1 << 20])
+def test_without_reconnect_a_transmitter_that_dies_ends_the_receivers_run_naming_the_connection(tmp_path, nbytes):
     port = free_port()
     tx_params, rx_params = ping(port, count=1000, rx=["ucx/ucx_context/reconnect=false"])
     rx = part("ping_rx.yaml", *rx_params)
-    tx_yaml = dying(tmp_path, "ping_tx.yaml", "PingOrDie", die_at=6)
+    tx_yaml = dying(tmp_path, "ping_tx.yaml", "PingOrDie", die_at=6, extra={"nbytes": nbytes})
     tx = subprocess.Popen([sys.executable, "-m", "cubind.graph", str(tx_yaml), *sum((["--param", p] for p in tx_params),
                                                                                      [])],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env())

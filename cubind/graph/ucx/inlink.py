@@ -249,7 +249,9 @@ class InLink(Link):
                     entries = decode_header(raw, f"{where}: message {conn.received + 1} from {conn.peer}")
                     tensors, receives = self._post_tensors(conn, entries)
                     next_note = loop.create_task(receive_note(ep))
-                    await self._buffers(conn, receives, next_note)
+                    for result in await asyncio.gather(*receives, return_exceptions=True):
+                        if isinstance(result, BaseException):
+                            raise result
                     message = assemble(entries, tensors)
                     with self.lock:
                         self.held += 1
@@ -309,30 +311,12 @@ class InLink(Link):
             pass
         conn.closed.set()
 
-    @staticmethod
-    async def _buffers(conn, receives, next_note):
-        """Waits for a message's buffers; the first failure is raised once
-        all have ended. Those of a data route are received on the worker,
-        which no loss of the connection ends: its next note failing (the
-        connection lost) is raised instead."""
-        if conn.data_tag is not None and receives:
-            watched = {*receives, next_note}
-            while not all(r.done() for r in receives):
-                done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
-                if next_note in done:
-                    watched.discard(next_note)
-                    if next_note.exception() is not None:
-                        raise next_note.exception()
-                watched -= done
-        for result in await asyncio.gather(*receives, return_exceptions=True):
-            if isinstance(result, BaseException):
-                raise result
-
     def _post_tensors(self, conn, entries):
         """The arrays a message's tensors go into, and their receives posted
         in the header's order (one task each, made here: each posts at its
-        first step, before any receive made after it): on the connection, or
-        on the worker with its data route's tag."""
+        first step, before any receive made after it): of the connection's
+        messages, or of its data route's tag (through the connection's
+        endpoint all the same, so that its loss cancels them)."""
         tensors, device = {}, False
         for entry in entries:
             if entry["kind"] == "tensor":
@@ -341,8 +325,8 @@ class InLink(Link):
         if device:
             self.context.engine.use_device(self.queue.entity.device or 0)
             self.context.allocations_ready(self.queue)
-        loop, ucxx, tag = asyncio.get_running_loop(), self.context.engine.ucxx, conn.data_tag
-        receive = conn.ep.recv if tag is None else (lambda buffer: DataRoute.receive(ucxx, buffer, tag))
+        loop, tag = asyncio.get_running_loop(), conn.data_tag
+        receive = conn.ep.recv if tag is None else (lambda buffer: DataRoute.receive(conn.ep, buffer, tag))
         receives = [loop.create_task(receive(tensors[entry["name"]])) for entry in entries
                     if entry["kind"] == "tensor" and entry["nbytes"]]
         return tensors, receives

@@ -133,8 +133,11 @@ class DataRoute:
         return self.ep.send(buffer, tag=self.tag, force_tag=True)
 
     @staticmethod
-    def receive(ucxx, buffer, tag):
-        return ucxx.recv(buffer, tag)
+    def receive(ep, buffer, tag):
+        """A buffer of the route, received through the connection's endpoint
+        ``ep``: UCX matches tags on the worker, whichever endpoint sent them,
+        and ucxx cancels an endpoint's receives when it is lost."""
+        return ep.recv(buffer, tag=tag, force_tag=True)
 
     def close(self):
         try:
