@@ -15,6 +15,7 @@ returned blocks rather than once per message: until that many are back, a
 receive takes a new block. Each size keeps at most ``KEEP`` free blocks;
 the rest are freed."""
 
+import math
 import threading
 import weakref
 
@@ -51,7 +52,7 @@ class ReceiveBlocks:
 
     def take(self, shape, dtype):
         """A C-ordered ``cubind.Array`` of ``shape`` and ``dtype`` over a block of its size."""
-        nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        nbytes = math.prod(shape) * np.dtype(dtype).itemsize  # numpy's prod took 2 % of a receiver's loop
         block = self._reuse(nbytes)
         if block is None:
             with cubind.Device(self.ordinal):
