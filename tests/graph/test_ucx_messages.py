@@ -548,6 +548,55 @@ def test_received_device_tensors_reuse_blocks_settled_together_once_their_arrays
     np.testing.assert_array_equal(fresh.get(), np.arange(8).reshape(4, 2))
 
 
+def test_receive_blocks_are_never_handed_out_while_an_array_over_them_lives_with_threads_dropping(emulated_gpu,
+                                                                                                  monkeypatch):
+    """Stress: the loop's thread takes blocks while four threads drop the
+    arrays (their leases return the blocks on those threads): no block is
+    handed out again while an array over it lives, and blocks are reused."""
+    import queue
+    import sys
+    import threading
+
+    import cubind
+    from cubind.graph.ucx import receiving
+
+    monkeypatch.setenv("FAKE_DEVICE_COUNT", "1")
+    monkeypatch.setattr(cubind.Device, "synchronize", lambda self: None)
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch as often as the interpreter allows
+    try:
+        blocks, handed, lock, twice = receiving.ReceiveBlocks(0), {}, threading.Lock(), []
+        dropping = queue.Queue(maxsize=8)
+
+        def drop():
+            while (array := dropping.get()) is not None:
+                with lock:
+                    handed[array.ptr] -= 1  # counted out first: the block goes back only below
+                del array
+
+        threads = [threading.Thread(target=drop) for _ in range(4)]
+        for t in threads:
+            t.start()
+        seen = set()
+        for _ in range(3000):
+            array = blocks.take([16], "<f4")
+            with lock:
+                if handed.get(array.ptr):
+                    twice.append(array.ptr)
+                handed[array.ptr] = handed.get(array.ptr, 0) + 1
+            seen.add(array.ptr)
+            dropping.put(array)
+            del array
+        for _ in threads:
+            dropping.put(None)
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert twice == []
+    assert len(seen) < 100  # 3 000 messages: blocks went round (at most 8 queued, 4 held, 4 settling, 16 kept)
+
+
 @pytest.mark.gpu
 def test_the_driver_tells_pool_memory_from_cumemalloc_memory():
     import cubind
