@@ -114,7 +114,8 @@ class DataRoute:
     """The transmitter's second endpoint (see the module's docstring): made
     from the receiver's worker address without peer-failure handling; the
     tensor buffers are sent on it with the tag the receiver chose, and the
-    receiver takes them on its worker with that tag (``receive``)."""
+    receiver posts their receives with that tag through its connection's
+    endpoint (``receive``)."""
 
     # Closing an endpoint without peer-failure handling flushes it: to a dead peer that never
     # ends, so a lost connection's route is abandoned after this long (UCX's clock: ns).
