@@ -148,6 +148,37 @@ def test_a_data_route_is_offered_only_to_a_transmitter_in_this_place():
     assert first["tag"] != second["tag"]  # each connection's buffers match its own receives only
 
 
+def test_a_data_route_offer_that_cannot_be_reached_is_an_error_naming_the_receiver():
+    """A receiver's answer whose worker address UCX cannot use (garbled, or
+    a peer that only claims to be on this host) ends in a UcxError naming
+    the receiver; the connection made is closed."""
+    import asyncio
+
+    from cubind.graph.ucx.outlink import OutLink
+    from cubind.graph.ucx.transport import UcxError
+
+    class Link:
+        where, peer = "tx/out (entity 'tx')", "127.0.0.1:5"
+
+    class Endpoint:
+        closed = False
+
+        async def close(self):
+            Endpoint.closed = True
+
+    class Ucxx:
+        def get_ucx_address_from_buffer(self, data):
+            raise ValueError(f"not a worker address: {data!r}")
+
+    for offer in ({"address": "not hex", "tag": 1}, {"address": "0a0b", "tag": 1}, {"address": "0a0b"}):
+        Endpoint.closed = False
+        with pytest.raises(UcxError, match=r"tx/out .*the UcxReceiver at 127\.0\.0\.1:5 is on this host, but UCX "
+                                           r"could not reach its worker address"):
+            asyncio.run(OutLink._route(Link(), Ucxx(), Endpoint(), {"data": offer}))
+        assert Endpoint.closed
+    assert asyncio.run(OutLink._route(Link(), Ucxx(), Endpoint(), {"ok": True})) is None  # none offered
+
+
 def test_a_device_message_waits_for_its_producer_off_the_loop_only_while_its_event_is_pending(monkeypatch):
     waited = []
     monkeypatch.setattr(transport, "_wait_event",

@@ -126,9 +126,10 @@ class DataRoute:
 
     @classmethod
     async def connect(cls, ucxx, offer):
+        tag = int(offer["tag"])  # read before the endpoint is made: a bad offer leaves none behind
         address = ucxx.get_ucx_address_from_buffer(bytes.fromhex(offer["address"]))
         ep = await ucxx.create_endpoint_from_worker_address(address, endpoint_error_handling=False)
-        return cls(ep, int(offer["tag"]))
+        return cls(ep, tag)
 
     def send(self, buffer):
         return self.ep.send(buffer, tag=self.tag, force_tag=True)
