@@ -105,8 +105,7 @@ class Transmitter(_Queue):
         stamp = message.timestamp()
         if stamp is not None and getattr(stamp, "pubtime", 0) is None:
             stamp.pubtime = self.entity.graph.clock.timestamp()
-        if message.has_device_tensors():
-            ordering.record_ready(message)
+        ordering.publish_order(message)
         self._push(message)
 
     def sync(self):

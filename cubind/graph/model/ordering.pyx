@@ -1,0 +1,166 @@
+# cython: language_level=3
+"""Device tensors crossing an edge: the producer's work is ordered before the
+consumer's by an event, never by a host synchronisation, and a tensor on
+another device than the consumer's entity is copied there.
+
+Inside a codelet's phase its pool stream is cubind's current stream (``with
+stream:``), so the event is recorded where the producer queued its work and
+the wait is queued where the consumer will queue its own.
+
+Compiled: every device message runs :func:`publish_order` once and
+:func:`await_ready` once per receiver, and their bookkeeping in Python
+(finding the stream's pool, scanning the components) cost as much as the
+driver calls. The driver is still called through cubind's public objects
+(``Event.record``, ``Stream.wait``, ``Array.record_stream``), which refuse
+handles a ``Device.reset()`` destroyed."""
+
+import collections
+import weakref
+
+import cubind
+
+from .message import Tensor
+
+# Ready events are pooled per producer stream: making and destroying one per
+# message (cuEventCreate, its finalizer, cuEventDestroy) was most of what a
+# device tensor's edge cost. An event goes back to its stream's pool when no
+# message refers to it any more; every wait issued on it is then queued, and
+# a wait is a snapshot of the event's last record (cuStreamWaitEvent), so
+# recording it again for a later message moves none of them.
+#
+# The pools by id(stream), each entry (weak reference to the stream, deque):
+# a WeakKeyDictionary's lookup (Stream.__hash__, __eq__ in Python) cost a
+# microsecond a message. An entry is dropped by its stream's weak reference
+# callback; a stale id (the stream gone, its id taken by a new object) is
+# recognised by the reference no longer answering that object. Each step is
+# one dict operation under the GIL, and a lost race only makes a new pool.
+cdef dict _pools = {}
+
+
+cdef class ReadyEvent:
+    """A message's ready event (``message.ready_event``): the pooled
+    :class:`cubind.Event` (``event``), returned to its pool when collected."""
+
+    cdef readonly object event
+    cdef object _pool
+
+    def __cinit__(self, event, pool):
+        self.event = event
+        self._pool = pool
+
+    @property
+    def handle(self):
+        return self.event.handle
+
+    def synchronize(self):
+        self.event.synchronize()
+
+    def query(self):
+        return self.event.query()
+
+    def __dealloc__(self):
+        # tp_dealloc calls this before it clears the fields; a cycle's
+        # collection may have cleared them (tp_clear) first.
+        if self._pool is not None and self.event is not None:
+            self._pool.append(self.event)  # deque.append: one step, safe from any thread
+
+
+cdef object _pool_of(object stream):
+    cdef object key = id(stream)
+    cdef object entry = _pools.get(key)
+    if entry is not None and (<tuple>entry)[0]() is stream:
+        return (<tuple>entry)[1]
+    pool = collections.deque()
+
+    def forget(ref, key=key):
+        # Only this stream's entry: a new object with the same id has its own reference.
+        current = _pools.get(key)
+        if current is not None and (<tuple>current)[0] is ref:
+            _pools.pop(key, None)
+
+    _pools[key] = (weakref.ref(stream, forget), pool)
+    return pool
+
+
+cdef bint _carries_device(object message):
+    for value in (<dict>message._components).values():
+        if type(value) is Tensor and (<str>(<object>value).storage) == "device":
+            return True
+        if type(value) is not Tensor and isinstance(value, Tensor) and value.is_device:
+            return True
+    return False
+
+
+def publish_order(message):
+    """At publish: where ``message`` carries device tensors, its ready event
+    (:func:`record_ready`); else nothing."""
+    if _carries_device(message):
+        record_ready(message)
+
+
+def record_ready(message):
+    """At publish: an event after the producer's queued work (its current
+    stream, else the current device's default stream)."""
+    stream = cubind.current_stream()
+    if stream is None:  # the default stream: no pool (none is kept per context)
+        message.ready_event = cubind.Event(timing=False).record(None)
+        return
+    pool = _pool_of(stream)
+    while True:
+        try:
+            event = pool.pop()
+        except IndexError:
+            event = cubind.Event(timing=False)
+        try:
+            event.record(stream)
+            break
+        except ValueError:  # its context was reset (Device.reset()): the event is gone, take another
+            continue
+    message.ready_event = ReadyEvent(event, pool)
+
+
+cdef object _consumer_stream():
+    stream = cubind.current_stream()
+    if stream is None:
+        cubind.ensure_context()
+        stream = cubind.Device().default_stream
+    return stream
+
+
+def await_ready(message, device):
+    """At receive: the consumer's stream waits for the producer's event; the
+    device tensors not on ``device`` (the entity's ordinal, None: any) are
+    copied to it on that stream (peer to peer where the driver allows it). A
+    message reaching several receivers is shared, so a copy goes into a
+    shallow copy of the message. Returns the message the consumer gets."""
+    stream = _consumer_stream()
+    ready = message.ready_event
+    if ready is not None:
+        stream.wait((<ReadyEvent>ready).event if type(ready) is ReadyEvent else ready)
+    cdef dict components = message._components
+    cdef list elsewhere = None
+    for name, tensor in components.items():
+        if not isinstance(tensor, Tensor) or not tensor.is_device:
+            continue
+        data = tensor.data
+        # Its memory is freed in its producer's stream order: without this the
+        # producer's next allocation could take it while this consumer's work
+        # still reads it (a GPU run showed 198 of 200 results overwritten).
+        data.record_stream(stream)
+        if device is not None and data.device_ordinal != device:
+            if elsewhere is None:
+                elsewhere = []
+            elsewhere.append((name, tensor))
+    if elsewhere is None:
+        return message
+    moved = message.copy()
+    for name, tensor in elsewhere:
+        moved.replace(name, type(tensor)(name, _copy_to(tensor.data, device, stream)))
+    return moved
+
+
+cdef object _copy_to(array, device, stream):
+    with cubind.Device(device):
+        out = cubind.empty(array.shape, array.dtype, stream=stream)
+        out.copy_from(array, stream=stream)
+    return out
