@@ -330,6 +330,32 @@ def test_messages_carry_named_tensors_timestamps_and_objects():
         m.get("y")
     with pytest.raises(ValueError, match="already has a component 'x'"):
         m.add("x", 1)
+    assert m.get("y", None) is None and m.timestamp("nothing") is None and m.timestamp().acqtime == 5
+
+
+def test_messages_made_on_many_threads_at_once_get_distinct_ids():
+    # Every message takes a process-wide id; eight threads at the shortest
+    # switch interval take them together, and none is handed out twice.
+    per_thread, threads = 5000, 8
+    ids = [[] for _ in range(threads)]
+    start = threading.Barrier(threads)
+
+    def make(out):
+        start.wait()
+        out.extend(gx.Message().eid for _ in range(per_thread))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        workers = [threading.Thread(target=make, args=(out,)) for out in ids]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+    finally:
+        sys.setswitchinterval(interval)
+    every = [i for out in ids for i in out]
+    assert len(every) == per_thread * threads and len(set(every)) == len(every)
 
 
 def test_host_tensors_come_in_from_other_libraries_without_a_copy():

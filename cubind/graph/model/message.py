@@ -208,13 +208,13 @@ class Message:
         return self.add(name, Timestamp(acqtime, pubtime))
 
     def get(self, name, default=KeyError):
+        if default is not KeyError:  # a miss without an exception: publish asks every message for its timestamp
+            return self._components.get(name, default)
         try:
             return self._components[name]
         except KeyError:
-            if default is KeyError:
-                raise KeyError(f"the message has no component {name!r}; it has "
-                               f"{', '.join(map(repr, self._components)) or 'none'}") from None
-            return default
+            raise KeyError(f"the message has no component {name!r}; it has "
+                           f"{', '.join(map(repr, self._components)) or 'none'}") from None
 
     def tensor(self, name):
         value = self.get(name)
@@ -227,7 +227,7 @@ class Message:
         return {k: v for k, v in self._components.items() if isinstance(v, Tensor)}
 
     def timestamp(self, name="timestamp"):
-        return self.get(name, None)
+        return self._components.get(name)
 
     def replace(self, name, value):
         """Used by a receiver that copied a tensor to its entity's device."""
