@@ -106,7 +106,8 @@ class Transmitter(_Queue):
         if stamp is not None and getattr(stamp, "pubtime", 0) is None:
             stamp.pubtime = self.entity.graph.clock.timestamp()
         ordering.publish_order(message)
-        self._push(message)
+        if self.stages.push(message) == 2:  # _push's step, without its call: every message publishes
+            raise self.full_error()
 
     def sync(self):
         """Takes the messages published (after the entity's tick)."""

@@ -11,8 +11,9 @@ Per entity, what a step needs is laid out once (an ``_Entry``): its
 codelets, the compiled stages of its receivers and transmitters, its terms
 as kinds the loop checks itself (count, message available, downstream
 receptive) or calls (any other), and the terms' hooks. A codelet with no
-device and no stream is ticked directly (``stamp``, then ``tick``); one with
-either goes through ``run_phase``, which makes them current."""
+device is ticked directly (``stamp``, then ``tick`` inside ``with stream:``
+where it has a stream); one with a device goes through ``run_phase``, which
+makes it current."""
 
 import threading
 import time
@@ -537,9 +538,16 @@ cdef class Run:
             rx.sync()
         for codelet in en.codelets:
             try:
-                if type(codelet).run_phase is _RUN_PHASE and codelet.stream is None and en.entity.device is None:
+                if type(codelet).run_phase is _RUN_PHASE and en.entity.device is None:
+                    # run_phase's work for a tick without a device to make
+                    # current, here without its Python frame.
                     codelet.stamp("tick", now)
-                    codelet.tick()
+                    stream = codelet.stream
+                    if stream is None:
+                        codelet.tick()
+                    else:
+                        with stream:
+                            codelet.tick()
                 else:
                     codelet.run_phase("tick", now, None)
             except Exception as exc:
