@@ -167,11 +167,12 @@ class _OrderEvents(dict):
             cuda.cuEventDestroy(event)
 
 
-def _order_event(cuda):
+def _order_event(cuda, context=None):
     events = getattr(_order_local, "events", None)
     if events is None or events.generation != _order_generation[0]:
         events = _order_local.events = _OrderEvents()
-    context = int(check(cuda.cuCtxGetCurrent(), "cuCtxGetCurrent") or 0)
+    if context is None:
+        context = int(check(cuda.cuCtxGetCurrent(), "cuCtxGetCurrent") or 0)
     event = events.get(context)
     if event is None:
         event = check(cuda.cuEventCreate(_CU_EVENT_DISABLE_TIMING), "cuEventCreate")
@@ -181,11 +182,13 @@ def _order_event(cuda):
     return event
 
 
-def order_event():
+def order_event(context=None):
     """The calling thread's order event in the current context (a raw
     handle): for C code making streams wait as :func:`order` does, without
-    a driver call through Python per stream."""
-    return _order_event(_driver())
+    a driver call through Python per stream. ``context``: the current
+    context as an int, where the caller knows it (a free does), which
+    saves asking the driver through Python."""
+    return _order_event(_driver(), context)
 
 
 def order(after, before):

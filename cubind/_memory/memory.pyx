@@ -352,7 +352,8 @@ cdef class DeviceMemory(_Owner):
         cdef cdrv.CUevent event
         cdef cdrv.CUstream alloc = _stream_of(self.stream)
         cdef cdrv.CUresult err
-        event = <cdrv.CUevent><uintptr_t>int(_pending.order_event())
+        # The memory's context is current here (_free pushed it where it was not).
+        event = <cdrv.CUevent><uintptr_t>int(_pending.order_event(self._ctx if self._ctx != 0 else None))
         for handle, _ in self._users:
             err = cdrv.cuEventRecord(event, <cdrv.CUstream><uintptr_t>handle)
             if err != 0:
