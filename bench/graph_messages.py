@@ -41,7 +41,7 @@ missing says so (``skipped``, and a line on stderr); one whose parts fail
 says so (``failed``) and the others still run.
 
     python bench/graph_messages.py [--messages 20000] [--pipeline-messages 2000] [--remote-messages 5000]
-                                   [--remote-only] [--ucx-floor .bench/ucx_floor]
+                                   [--remote-only | --local-only] [--ucx-floor .bench/ucx_floor]
 """
 
 import argparse
@@ -772,10 +772,16 @@ def main():
     parser.add_argument("--pipeline-messages", type=int, default=2000)
     parser.add_argument("--remote-messages", type=int, default=5000, help="messages of the rows across processes")
     parser.add_argument("--remote-only", action="store_true", help="only the rows across processes (UCX)")
+    parser.add_argument("--local-only", action="store_true", help="only the rows in one process (issue 46's)")
     parser.add_argument("--ucx-floor", metavar="BINARY",
                         help="bench/ucx_floor.c built (see its header): UCX's own rows in C beside ours")
     args = parser.parse_args()
+    if args.remote_only and args.local_only:
+        parser.error("--remote-only and --local-only: choose one")
     rows = [] if args.remote_only else local_rows(args)
+    if args.local_only:
+        _table(rows)
+        return
     remote = [*remote_rows(args.remote_messages, args.pipeline_messages, args.ucx_floor),
               child_row("holoscan_distributed_ping", args.remote_messages)]
     remote.append(ratio(remote, "cubind.graph ping pair, two processes over UCX", "Holoscan two-fragment ping", 10.0))
@@ -786,7 +792,10 @@ def main():
         remote.append(ratio(remote, host_row_name(size), floor_row_name(size, "host"), None))
     for row in remote:
         print(json.dumps(row))
-    rows += remote
+    _table(rows + remote)
+
+
+def _table(rows):
     print("\n| row | messages/s | GPU busy | ratio (target) | bytes/s (of the device copy's) |\n|---|---|---|---|---|")
     for r in rows:
         busy = r.get("gpu_busy_fraction", r.get("gpu_busy_fraction_calibrated"))
