@@ -157,6 +157,41 @@ def test_a_periodic_term_on_the_realtime_clock_waits():
     assert time.monotonic() - t0 >= 0.055
 
 
+def test_the_loop_reads_a_plain_realtime_clock_itself_and_asks_any_other():
+    # A plain RealtimeClock's timestamps are the monotonic clock less its
+    # origin, which the compiled loop reads without calling it; a scaled one,
+    # one counting from the epoch and a subclass's own timestamp() are asked.
+    stamps = []
+
+    class Probe(gx.Codelet):
+        def tick(self):
+            stamps.append((time.monotonic_ns(), self.get_execution_timestamp()))
+
+    class Shifted(gx.RealtimeClock):
+        def timestamp(self):
+            return super().timestamp() + 10**15
+
+    def run(clock):
+        stamps.clear()
+        g = gx.Graph()
+        g.entity("clock").add(clock, "clock")
+        e = g.entity("e")
+        e.add(gx.CountSchedulingTerm(count=3))
+        e.add(Probe(), "probe")
+        g.run()
+        return clock, list(stamps)
+
+    clock, seen = run(gx.RealtimeClock())
+    origin = clock.monotonic_origin_ns()
+    assert origin is not None and all(0 <= mono - origin - ts < 50_000_000 for mono, ts in seen)
+    clock, seen = run(Shifted())
+    assert clock.monotonic_origin_ns() is None and all(ts >= 10**15 for _, ts in seen)
+    for clock in (gx.RealtimeClock(initial_time_scale=2.0), gx.RealtimeClock(use_time_since_epoch=True)):
+        clock, seen = run(clock)
+        assert clock.monotonic_origin_ns() is None and len(seen) == 3
+    assert gx.ManualClock().monotonic_origin_ns() is None
+
+
 def test_a_boolean_term_disabled_by_the_codelet_ends_its_entity():
     class Three(gx.Codelet):
         def tick(self):

@@ -19,6 +19,12 @@ class Clock(Component):
     def timestamp(self):
         raise NotImplementedError
 
+    def monotonic_origin_ns(self):
+        """None, or ``origin`` where ``timestamp()`` is exactly
+        ``time.monotonic_ns() - origin``: the scheduler's compiled loop then
+        reads the clock itself (CLOCK_MONOTONIC) on every step, without a call."""
+        return None
+
     def wait_until(self, condition, target_ns, limit_s):
         """Waits on ``condition`` (held) until ``target_ns`` or a notification,
         at most ``limit_s`` seconds."""
@@ -48,6 +54,10 @@ class RealtimeClock(Clock, gxf_type="RealtimeClock"):
         if self._plain:
             return elapsed
         return int(elapsed * self._scale + self._offset_ns)
+
+    def monotonic_origin_ns(self):
+        plain = self._plain and not self.use_time_since_epoch and type(self).timestamp is RealtimeClock.timestamp
+        return self._origin if plain else None
 
     def wait_until(self, condition, target_ns, limit_s):
         delay = (target_ns - self.timestamp()) / 1e9 / self.initial_time_scale if target_ns is not None else limit_s

@@ -135,6 +135,8 @@ cdef class Run:
     cdef double finished_at    # when it did (time.monotonic())
     cdef int workers, running, cursor
     cdef bint stop_on_deadlock, jumps
+    cdef bint monotonic        # the clock is CLOCK_MONOTONIC less clock_origin (Clock.monotonic_origin_ns)
+    cdef long long clock_origin
     cdef double poll_s, handoff_s
     cdef double watch_s        # the watcher's next wait: handoff_s, doubled while the ticks go on (_watch)
     cdef object wall_end
@@ -146,6 +148,9 @@ cdef class Run:
     def __init__(self, graph, scheduler):
         self.graph, self.clock = graph, scheduler.clock
         self.jumps = bool(getattr(self.clock, "jumps", False))
+        origin = self.clock.monotonic_origin_ns()
+        self.monotonic = origin is not None
+        self.clock_origin = origin if origin is not None else 0
         self.workers = scheduler.workers
         self.stop_on_deadlock = scheduler.stop_on_deadlock
         self.poll_s = scheduler.check_recession_period_ms / 1000
@@ -246,7 +251,7 @@ cdef class Run:
 
     def _phase(self, entity, codelet, phase, stream=None):
         try:
-            codelet.run_phase(phase, self.clock.timestamp(), stream)
+            codelet.run_phase(phase, self._now(), stream)
         except Exception as exc:
             raise CodeletError(entity.name, codelet.name, phase, exc) from exc
 
@@ -298,6 +303,15 @@ cdef class Run:
             self.reason = reason
         self.cond.notify_all()
 
+    cdef object _now(self):
+        """The clock's timestamp: read here where it is the monotonic clock
+        less an origin (a step reads it once or twice), else asked."""
+        cdef timespec ts
+        if self.monotonic:
+            clock_gettime(CLOCK_MONOTONIC, &ts)
+            return ts.tv_sec * 1000000000LL + ts.tv_nsec - self.clock_origin
+        return self.clock.timestamp()
+
     cdef _Entry _next(self):
         """The next entry to tick (its time in _picked_at), marked running; None to stop. Waits as needed."""
         cdef _Entry en
@@ -314,7 +328,7 @@ cdef class Run:
                 return None
             if self.workers > 1 and (self._gate() if self.running else self._defer_to_active()):
                 continue
-            now = self.clock.timestamp()
+            now = self._now()
             target = []
             en = self._pick(now, target)
             if en is not None:
@@ -486,7 +500,7 @@ cdef class Run:
             error = error or CodeletError(en.entity.name, en.codelets[0].name, "tick", exc)
             error.__cause__ = error.__cause__ or exc
         if en.afters:
-            now = self.clock.timestamp()
+            now = self._now()
             for after in en.afters:
                 after(now)
         en.state = E_IDLE
