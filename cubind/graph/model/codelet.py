@@ -159,7 +159,9 @@ class Codelet(Component):
     def stamp(self, phase, now):
         """The timestamps and count, as ``phase`` is about to run at ``now``
         (run_phase does it; the scheduler's loop does it before calling
-        ``tick()`` itself where there is no device or stream to make current)."""
+        ``tick()`` itself where there is no device to make current, setting
+        these three attributes without the call where this method is not
+        overridden: scheduling/loop.pyx's _stamp_tick)."""
         if self._last is not None:
             self._delta = now - self._last
         self._last = now

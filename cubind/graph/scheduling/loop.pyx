@@ -4,8 +4,9 @@ loops on (scheduler.py says what it does; GXF's schedulers are C++ too).
 Python runs only where a graph's own code does: a codelet's start, tick and
 stop, a scheduling term's check that is not one of the built-in ones below,
 and the hooks a term overrides. It reads the graph's objects through their
-public attributes only (a queue's ``stages``, a term's parameters, a
-codelet's ``stream`` and ``stamp``).
+public attributes (a queue's ``stages``, a term's parameters, a codelet's
+``stream`` and ``stamp``), and a tick's timestamps where the codelet keeps
+``Codelet.stamp``, whose three attributes it sets itself.
 
 Per entity, what a step needs is laid out once (an ``_Entry``): its
 codelets, the compiled stages of its receivers and transmitters, its terms
@@ -554,8 +555,12 @@ cdef class Run:
             try:
                 if type(codelet).run_phase is _RUN_PHASE and en.entity.device is None:
                     # run_phase's work for a tick without a device to make
-                    # current, here without its Python frame.
-                    codelet.stamp("tick", now)
+                    # current, here without its Python frame (nor stamp's,
+                    # where the codelet keeps Codelet's).
+                    if type(codelet).stamp is _STAMP:
+                        _stamp_tick(codelet, now)
+                    else:
+                        codelet.stamp("tick", now)
                     stream = codelet.stream
                     if stream is None:
                         codelet.tick()
@@ -569,6 +574,17 @@ cdef class Run:
 
 
 cdef object _RUN_PHASE = Codelet.run_phase
+cdef object _STAMP = Codelet.stamp
+
+
+cdef inline void _stamp_tick(object codelet, object now) except *:
+    # Codelet.stamp("tick", now): a tick's timestamps and count (codelet.py
+    # keeps them in these three attributes).
+    last = codelet._last
+    if last is not None:
+        codelet._delta = now - last
+    codelet._last = now
+    codelet._count += 1
 cdef object _RECEIVER_DELIVER = Receiver.deliver
 
 
