@@ -101,6 +101,7 @@ class Array(_launch.SlotAddressed):
         sh = stream_handle(stream)
         mem = DeviceMemory(_layout.size_of(shape) * dtype.itemsize, stream, pool)
         self._set(mem, 0, shape, _layout.c_strides(shape, dtype.itemsize), dtype, stream, sh, False)
+        self._contiguous = True  # C strides: nothing to work out
 
     def _set(self, mem, offset, shape, strides, dtype, stream, sh, readonly):
         self._mem = mem

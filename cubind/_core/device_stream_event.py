@@ -626,7 +626,8 @@ class Stream:
         """Makes the stream this thread's current one for the block: the
         layer's calls given no stream (launches, copies, allocations) use it,
         as under CuPy's ``with stream:``. Blocks nest; the stream stays open."""
-        self._check_open()
+        if self._raw is None:
+            self._check_open()
         _current.push(self)
         return self
 
