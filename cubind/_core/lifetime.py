@@ -64,7 +64,14 @@ class Release:
         return True
 
     def _died(self, _ref):
-        self()
+        # __call__'s steps without its frame and _run's: every event a
+        # codelet makes per message dies this way.
+        with _lock:
+            if _resources.pop(self, _GONE) is _GONE:
+                return
+        fn, args = self._fn, self._args
+        self._fn = self._args = self._ref = None
+        fn(*args)
 
     def _run(self):
         fn, args = self._fn, self._args
