@@ -82,11 +82,12 @@ cdef object _pool_of(object stream):
     return pool
 
 
-cdef bint _carries_device(object message):
-    for value in (<dict>message._components).values():
-        if type(value) is Tensor and (<str>(<object>value).storage) == "device":
-            return True
-        if type(value) is not Tensor and isinstance(value, Tensor) and value.is_device:
+cdef bint _carries_device(object message) except -1:
+    for value in (<dict?>message._components).values():
+        if type(value) is Tensor:  # its storage slot, without the is_device property's call
+            if value.storage == "device":
+                return True
+        elif isinstance(value, Tensor) and value.is_device:
             return True
     return False
 
