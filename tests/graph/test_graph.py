@@ -794,6 +794,73 @@ def test_ready_events_are_reused_not_made_per_message(backend, tmp_path):
     assert 1 <= r["created"] <= 8, r
 
 
+READY_POOLS_UNDER_THREADS = """
+import gc, json, os, sys, threading
+import numpy as np
+import cubind
+from cubind.graph.model import ordering
+from cubind.graph.model.message import Message
+
+THREADS, STREAMS, MESSAGES = 8, 20, 10
+sys.setswitchinterval(1e-6)
+start = threading.Barrier(THREADS)
+errors = []
+
+def publish_on(stream, x, count):
+    kept = []
+    for _ in range(count):
+        m = Message()
+        m.add_tensor("x", x)
+        with stream:
+            ordering.publish_order(m)
+        kept = kept[-2:] + [m]
+    return kept
+
+def work():
+    try:
+        start.wait()
+        for _ in range(STREAMS):
+            stream = cubind.Stream(non_blocking=True)
+            x = cubind.empty((16,), np.float32, stream=stream)
+            publish_on(stream, x, MESSAGES)
+            x.free()
+            stream.synchronize()
+            del stream, x
+    except BaseException as exc:
+        errors.append(repr(exc))
+
+workers = [threading.Thread(target=work) for _ in range(THREADS)]
+for w in workers:
+    w.start()
+for w in workers:
+    w.join()
+gc.collect()
+last = cubind.Stream(non_blocking=True)
+kept = publish_on(last, cubind.empty((16,), np.float32, stream=last), 1)
+names = [line.split()[0] for line in open(os.environ["FAKE_CALL_LOG"])]
+print(json.dumps({"errors": errors, "created": names.count("cuEventCreate"),
+                  "destroyed": names.count("cuEventDestroy")}))
+"""
+
+
+def test_ready_event_pools_under_threads_reuse_events_and_release_each_gone_streams(backend, tmp_path):
+    # Eight threads at the shortest switch interval each make and drop 20
+    # streams, publishing 10 device messages on each (three in flight): a
+    # stream's pool is shared state of the compiled edge (ordering.pyx). Each
+    # stream makes 4 events and reuses them; once the streams are gone and
+    # one more stream publishes, every gone stream's events are destroyed.
+    if backend.real:
+        pytest.skip("counts the recording driver's event creations")
+    import json
+
+    done = backend.run(READY_POOLS_UNDER_THREADS, FAKE_DEVICE_COUNT="1", FAKE_CALL_LOG=str(tmp_path / "calls.log"))
+    assert done.returncode == 0, done.stderr
+    r = json.loads(done.stdout.splitlines()[-1])
+    assert r["errors"] == []
+    assert r["created"] == 8 * 20 * 4 + 1, r  # four a stream (three kept, one being made), one for the last
+    assert r["destroyed"] == r["created"] - 1, r  # all but the last stream's, which is alive
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("app", ["stream.yaml", "saxpy_pipeline.yaml"])
 @pytest.mark.parametrize("threads", ["1", "4"])

@@ -30,10 +30,14 @@ from .message import Tensor
 #
 # The pools by id(stream), each entry (weak reference to the stream, deque):
 # a WeakKeyDictionary's lookup (Stream.__hash__, __eq__ in Python) cost a
-# microsecond a message. An entry is dropped by its stream's weak reference
-# callback; a stale id (the stream gone, its id taken by a new object) is
-# recognised by the reference no longer answering that object. Each step is
-# one dict operation under the GIL, and a lost race only makes a new pool.
+# microsecond a message. An entry whose stream is gone is recognised by its
+# reference no longer answering (a new object may have taken the id), and
+# every entry of a gone stream is dropped when a new one is made: once per
+# stream, a scan of the streams that published device tensors. A weak
+# reference's callback did not do: under threads some ran after a new
+# stream had taken the id, and some entries stayed (a stress test saw 3 of
+# 160), each keeping its events. Each step is a dict operation under the
+# GIL, and a lost race only makes a new pool.
 cdef dict _pools = {}
 
 
@@ -70,16 +74,18 @@ cdef object _pool_of(object stream):
     cdef object entry = _pools.get(key)
     if entry is not None and (<tuple>entry)[0]() is stream:
         return (<tuple>entry)[1]
+    _drop_gone()
     pool = collections.deque()
-
-    def forget(ref, key=key):
-        # Only this stream's entry: a new object with the same id has its own reference.
-        current = _pools.get(key)
-        if current is not None and (<tuple>current)[0] is ref:
-            _pools.pop(key, None)
-
-    _pools[key] = (weakref.ref(stream, forget), pool)
+    _pools[key] = (weakref.ref(stream), pool)
     return pool
+
+
+cdef void _drop_gone() except *:
+    # Over a snapshot: dropping a pool releases its events, whose releases
+    # run Python, where another thread may change the dict.
+    for key, entry in list(_pools.items()):
+        if (<tuple>entry)[0]() is None and _pools.get(key) is entry:
+            _pools.pop(key, None)
 
 
 cdef bint _carries_device(object message) except -1:
