@@ -781,16 +781,22 @@ print(json.dumps({"created": names.count("cuEventCreate"), "destroyed": names.co
 """
 
 
-def test_ready_events_are_reused_not_made_per_message(backend, tmp_path):
-    # 200 device messages through an edge of capacity 2: the producer's ready
-    # events come back to its stream's pool once the messages are gone.
+def _counted_run(backend, code, tmp_path):
+    """What ``code`` printed last (JSON), run in a child on the emulated
+    driver that logs each call (FAKE_CALL_LOG); skipped on a real GPU."""
     if backend.real:
         pytest.skip("counts the recording driver's event creations")
     import json
 
-    done = backend.run(READY_EVENTS, FAKE_DEVICE_COUNT="1", FAKE_CALL_LOG=str(tmp_path / "calls.log"))
+    done = backend.run(code, FAKE_DEVICE_COUNT="1", FAKE_CALL_LOG=str(tmp_path / "calls.log"))
     assert done.returncode == 0, done.stderr
-    r = json.loads(done.stdout.splitlines()[-1])
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_ready_events_are_reused_not_made_per_message(backend, tmp_path):
+    # 200 device messages through an edge of capacity 2: the producer's ready
+    # events come back to its stream's pool once the messages are gone.
+    r = _counted_run(backend, READY_EVENTS, tmp_path)
     assert 1 <= r["created"] <= 8, r
 
 
@@ -849,13 +855,7 @@ def test_ready_event_pools_under_threads_reuse_events_and_release_each_gone_stre
     # stream's pool is shared state of the compiled edge (ordering.pyx). Each
     # stream makes 4 events and reuses them; once the streams are gone and
     # one more stream publishes, every gone stream's events are destroyed.
-    if backend.real:
-        pytest.skip("counts the recording driver's event creations")
-    import json
-
-    done = backend.run(READY_POOLS_UNDER_THREADS, FAKE_DEVICE_COUNT="1", FAKE_CALL_LOG=str(tmp_path / "calls.log"))
-    assert done.returncode == 0, done.stderr
-    r = json.loads(done.stdout.splitlines()[-1])
+    r = _counted_run(backend, READY_POOLS_UNDER_THREADS, tmp_path)
     assert r["errors"] == []
     assert r["created"] == 8 * 20 * 4 + 1, r  # four a stream (three kept, one being made), one for the last
     assert r["destroyed"] == r["created"] - 1, r  # all but the last stream's, which is alive
