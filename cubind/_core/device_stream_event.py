@@ -660,14 +660,8 @@ class Event:
         flags = (0 if timing else _EVENT_DISABLE_TIMING) | (_EVENT_BLOCKING_SYNC if blocking_sync else 0)
         if interprocess:
             flags |= _EVENT_INTERPROCESS | _EVENT_DISABLE_TIMING
-        cuda = _cuda()
-        # _context_made_current's usual answer inline, its call only where
-        # no context is current: a codelet makes events per message.
-        err, ctx = cuda.cuCtxGetCurrent()
-        context = int(ctx) if err == 0 and ctx is not None else 0
-        if not context:
-            context = _context_made_current()
-        err, handle = cuda.cuEventCreate(flags)
+        context = _context_made_current()
+        err, handle = _cuda().cuEventCreate(flags)
         if err:
             raise CUDAError(err, "cuEventCreate")
         self._handle = handle

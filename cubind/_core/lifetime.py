@@ -53,25 +53,15 @@ class Release:
 
     def __init__(self, obj, fn, args):
         self._fn, self._args = fn, args
-        self._ref = weakref.ref(obj, self._died)
+        self._ref = weakref.ref(obj, self.__call__)  # the object's death calls it: one frame, then _run's
 
-    def __call__(self):
+    def __call__(self, _ref=None):
         """Releases now; False where it was already released or dropped."""
         with _lock:
             if _resources.pop(self, _GONE) is _GONE:
                 return False
         self._run()
         return True
-
-    def _died(self, _ref):
-        # __call__'s steps without its frame and _run's: every event a
-        # codelet makes per message dies this way.
-        with _lock:
-            if _resources.pop(self, _GONE) is _GONE:
-                return
-        fn, args = self._fn, self._args
-        self._fn = self._args = self._ref = None
-        fn(*args)
 
     def _run(self):
         fn, args = self._fn, self._args
