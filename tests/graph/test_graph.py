@@ -127,6 +127,32 @@ def test_start_and_stop_run_once_for_every_codelet_and_timestamps_advance():
     assert calls[1:] == [("tick", 1, True, True), ("tick", 2, False, True), ("tick", 3, False, True), ("stop", 3, True)]
 
 
+def test_a_codelet_overriding_stamp_is_stamped_through_it_with_or_without_a_stream(array_gpu, monkeypatch):
+    # The loop sets a tick's timestamps itself only for Codelet's own stamp.
+    monkeypatch.setenv("FAKE_DEVICE_COUNT", "1")  # the emulated driver's device 0 (a GPU ignores it)
+    seen = []
+
+    class Own(gx.Codelet):
+        def stamp(self, phase, now):
+            seen.append((self.name(), phase))
+            super().stamp(phase, now)
+
+        def tick(self):
+            pass
+
+    g = gx.Graph()
+    plain = g.entity("plain")
+    plain.add(gx.CountSchedulingTerm(count=2))
+    plain.add(Own(), "own")
+    streamed = g.entity("streamed")
+    streamed.add(gx.CountSchedulingTerm(count=2))
+    streamed.add(gx.CudaStreamPool(), "pool")
+    own = streamed.add(Own(), "own2")
+    g.run()
+    assert seen.count(("own", "tick")) == 2 and seen.count(("own2", "tick")) == 2
+    assert own.get_execution_count() == 2 and own.stream is None  # the stream went back to its pool
+
+
 def test_a_periodic_term_spaces_ticks_by_its_period_on_a_manual_clock():
     times = []
 
@@ -263,6 +289,25 @@ def test_queue_policies():
     g.entities[1].components[1]._params["min_size"] = 99
     with pytest.raises(gx.CodeletError, match=r"entity 'a', codelet 'source': tick\(\) raised QueueFullError: "
                        r"b/in: queue full \(capacity 1, policy 2: fault\)"):
+        g.run()
+
+
+def test_publishing_what_is_not_a_message_is_a_type_error_naming_it():
+    class Bad(gx.Codelet):
+        def tick(self):
+            self.transmitters[0].publish({"x": 1})
+
+    g = gx.Graph()
+    a = g.entity("a")
+    a.add(gx.DoubleBufferTransmitter(), "out")
+    a.add(gx.CountSchedulingTerm(count=1))
+    a.add(Bad(), "bad")
+    b = g.entity("b")
+    b.add(gx.DoubleBufferReceiver(), "in")
+    b.add(gx.MessageAvailableSchedulingTerm(receiver="in"))
+    b.add(gx.Codelet(), "idle")
+    g.connect("a/out", "b/in")
+    with pytest.raises(gx.CodeletError, match="message: expected a cubind.graph Message, not dict"):
         g.run()
 
 

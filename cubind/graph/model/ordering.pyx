@@ -89,6 +89,7 @@ cdef void _drop_gone() except *:
 
 
 cdef bint _carries_device(object message) except -1:
+    # Message.has_device_tensors, compiled (publish asks it of every message).
     for value in (<dict?>message._components).values():
         if type(value) is Tensor:  # its storage slot, without the is_device property's call
             if value.storage == "device":

@@ -15,6 +15,7 @@ from . import ordering
 from .buffer import MessageBuffer
 from .component import Component
 from .errors import GraphError, ParameterError
+from .message import Message
 from .parameters import Parameter
 
 POP, REJECT, FAULT = 0, 1, 2
@@ -102,6 +103,8 @@ class Transmitter(_Queue):
         """Queues ``message``: its ``Timestamp`` gets the clock's ``pubtime``
         where it has none, and device tensors an event after the work queued
         so far on this codelet's stream."""
+        if not isinstance(message, Message):
+            raise TypeError(f"message: expected a cubind.graph Message, not {type(message).__name__}")
         stamp = message.timestamp()
         if stamp is not None and getattr(stamp, "pubtime", 0) is None:
             stamp.pubtime = self.entity.graph.clock.timestamp()

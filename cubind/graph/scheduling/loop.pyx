@@ -585,6 +585,8 @@ cdef inline void _stamp_tick(object codelet, object now) except *:
         codelet._delta = now - last
     codelet._last = now
     codelet._count += 1
+
+
 cdef object _RECEIVER_DELIVER = Receiver.deliver
 
 
