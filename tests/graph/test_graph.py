@@ -18,6 +18,7 @@ import pytest
 
 import cubind
 from cubind import graph as gx
+from cubind.graph.scheduling.terms import READY
 from tests._toolkit import pythonpath
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -603,6 +604,38 @@ def test_a_blocking_tick_lets_another_worker_tick_meanwhile():
     slow_begin, slow_end = slow.spans[0]
     during = [b for b, _ in fast.spans if slow_begin < b < slow_end]
     assert len(during) >= 40, "the other worker waited for the sleeping tick"
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_a_term_whose_check_raises_ends_the_run_with_its_error_on_any_scheduler(workers):
+    # The check runs under the scheduler's lock in a worker: on a worker
+    # thread its error must still end the run (the other workers, idle
+    # without the GIL, woken) and reach run()'s caller.
+    class Breaks(gx.SchedulingTerm):
+        def on_bind(self):
+            self.calls = 0
+
+        def check(self, now):
+            self.calls += 1
+            if self.calls > 20:
+                raise ValueError("the term broke")
+            return READY, None
+
+    g, _ = _timed_graph([(0.0, 1000)] * 3)
+    g["e1"].add(Breaks(), "breaks")
+    outcome = []
+
+    def run():
+        try:
+            g.run(gx.GreedyScheduler() if workers == 1 else gx.MultiThreadScheduler(worker_thread_number=workers))
+        except ValueError as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert not thread.is_alive(), "the run did not end"
+    assert [str(e) for e in outcome] == ["the term broke"]
 
 
 def test_a_negative_handoff_is_refused_by_name():

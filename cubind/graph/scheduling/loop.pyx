@@ -21,6 +21,7 @@ import time
 
 from cpython.pythread cimport PyThread_get_thread_ident
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+from posix.types cimport clockid_t
 
 from cubind.graph.model.buffer cimport MessageBuffer
 
@@ -59,6 +60,33 @@ cdef inline double _monotonic() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec + ts.tv_nsec * 1e-9
+
+
+cdef inline long long _monotonic_ns() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec
+
+
+# Idle workers wait on these, without the GIL (_idle_wait says why).
+cdef extern from "<pthread.h>" nogil:
+    ctypedef struct pthread_mutex_t:
+        pass
+    ctypedef struct pthread_cond_t:
+        pass
+    ctypedef struct pthread_condattr_t:
+        pass
+    int pthread_mutex_init(pthread_mutex_t *mutex, const void *attr)
+    int pthread_mutex_destroy(pthread_mutex_t *mutex)
+    int pthread_mutex_lock(pthread_mutex_t *mutex)
+    int pthread_mutex_unlock(pthread_mutex_t *mutex)
+    int pthread_condattr_init(pthread_condattr_t *attr)
+    int pthread_condattr_setclock(pthread_condattr_t *attr, clockid_t clock)
+    int pthread_condattr_destroy(pthread_condattr_t *attr)
+    int pthread_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
+    int pthread_cond_destroy(pthread_cond_t *cond)
+    int pthread_cond_broadcast(pthread_cond_t *cond)
+    int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, const timespec *abstime)
 
 
 cdef class _Term:
@@ -124,7 +152,7 @@ cdef class _Entry:
     cdef list transmitters     # [(transmitter, its buffer or None)]
     cdef object chain
     cdef int state
-    cdef double started
+    cdef long long started     # its tick's start (CLOCK_MONOTONIC ns; several workers only)
 
 
 cdef class Run:
@@ -132,14 +160,22 @@ cdef class Run:
 
     cdef object graph, clock, lock, cond, watcher, reason, error
     cdef object _picked_at     # the clock time of the entry _next returned
-    cdef unsigned long active  # the worker that finished the last tick (several workers; 0: none yet)
-    cdef double finished_at    # when it did (time.monotonic())
     cdef int workers, running, cursor
     cdef bint stop_on_deadlock, jumps
     cdef bint monotonic        # the clock is CLOCK_MONOTONIC less clock_origin (Clock.monotonic_origin_ns)
     cdef long long clock_origin
     cdef double poll_s, handoff_s
-    cdef double watch_s        # the watcher's next wait: handoff_s, doubled while the ticks go on (_watch)
+    # Several workers: what an idle one waits on without the GIL (_idle_wait).
+    # Written under both the run's lock and w_mutex; read under either.
+    cdef pthread_mutex_t w_mutex
+    cdef pthread_cond_t w_cond
+    cdef bint w_made
+    cdef int w_running          # ticks running
+    cdef long long w_youngest   # the youngest running tick's start (ns)
+    cdef long long w_finished   # when the last tick finished (ns)
+    cdef unsigned long w_active # the worker that finished it (0: none yet)
+    cdef long long w_events     # bumped where idle workers must look again: the end, a wake, no watcher left
+    cdef long long handoff_ns, poll_ns
     cdef object wall_end
     cdef list order            # [_Entry], in scheduling order
     cdef dict chains           # first entity -> chain
@@ -160,7 +196,15 @@ cdef class Run:
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
         self.handoff_s = scheduler.handoff_ms / 1000
-        self.watch_s = self.handoff_s
+        self.handoff_ns, self.poll_ns = <long long>(self.handoff_s * 1e9), <long long>(self.poll_s * 1e9)
+        cdef pthread_condattr_t attr
+        if self.workers > 1:
+            pthread_condattr_init(&attr)
+            pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
+            pthread_cond_init(&self.w_cond, &attr)
+            pthread_condattr_destroy(&attr)
+            pthread_mutex_init(&self.w_mutex, NULL)
+            self.w_made = True
         every = [e for e in graph.entities if e.of_type(Codelet)]
         self.chains = {}
         for chain in graph.resident_chains:
@@ -170,6 +214,11 @@ cdef class Run:
         self.order = [self._entry(e) for e in every if e not in inner]
         self.ticks = dict.fromkeys(every, 0)
         self.sources = graph.components(ExternalSource)
+
+    def __dealloc__(self):
+        if self.w_made:
+            pthread_cond_destroy(&self.w_cond)
+            pthread_mutex_destroy(&self.w_mutex)
 
     cdef _Entry _entry(self, entity):
         cdef _Entry en = _Entry()
@@ -223,6 +272,7 @@ cdef class Run:
     def _wake(self):
         with self.cond:
             self.cond.notify_all()
+            self._idle_look()
 
     def _start_all(self, started):
         for entity in self.ticks:
@@ -280,7 +330,17 @@ cdef class Run:
         cdef object now
         while True:
             with self.lock:
-                en = self._next()
+                try:
+                    en = self._next()
+                except BaseException as exc:
+                    if self.workers == 1:
+                        raise
+                    # A term's check or a clock raised on a worker thread:
+                    # the run ends with it (run() raises it), as on the
+                    # greedy scheduler, and the other workers stop.
+                    self.error = self.error or exc
+                    self._stop("error")
+                    return
                 if en is None:
                     return
                 now = self._picked_at
@@ -303,6 +363,17 @@ cdef class Run:
         if self.reason is None:
             self.reason = reason
         self.cond.notify_all()
+        self._idle_look()
+
+    cdef void _idle_look(self) noexcept:
+        """Wakes the idle workers (under the run's lock) to look again."""
+        if not self.w_made:
+            return
+        with nogil:
+            pthread_mutex_lock(&self.w_mutex)
+            self.w_events += 1
+            pthread_cond_broadcast(&self.w_cond)
+            pthread_mutex_unlock(&self.w_mutex)
 
     cdef object _now(self):
         """The clock's timestamp: read here where it is the monotonic clock
@@ -333,8 +404,10 @@ cdef class Run:
             target = []
             en = self._pick(now, target)
             if en is not None:
-                if self.workers > 1:  # what _gate reads
-                    en.started = _monotonic()
+                if self.workers > 1:  # what _gate and the idle workers read
+                    self._started(en)
+                    if self.watcher is not None:  # a watcher that ticks watches no more
+                        self._end_watch(PyThread_get_thread_ident())
                 self._picked_at = now
                 return en
             at = target[0] if target else None
@@ -378,42 +451,13 @@ cdef class Run:
         another starts only once every running tick has run ``handoff_ms``
         (scheduler.py's MultiThreadScheduler says why). One waiting worker
         (the watcher) wakes when the youngest tick reaches the limit; the
-        others sleep until the run ends or the poll period passes."""
-        cdef double youngest = 0.0
-        cdef _Entry en
-        for en in self.order:
-            if en.state == E_RUNNING and en.started > youngest:
-                youngest = en.started
-        cdef double left = self.handoff_s - (_monotonic() - youngest)
+        others sleep until the run ends or the watcher leaves."""
         me = PyThread_get_thread_ident()
-        if left <= 0:
+        if _monotonic_ns() - self.w_youngest >= self.handoff_ns:
             self._end_watch(me)
             return False
-        self._watch(me, left)
+        self._idle_wait(me)
         return True
-
-    cdef void _watch(self, object me, double left) except *:
-        """Waits: the watcher (the first waiting worker) until ``left`` has
-        passed, the others the poll period. Each look takes the GIL from the
-        ticking worker (four workers ran short ticks at 0.76 to 0.90x one,
-        looking every millisecond, and at 0.95 to 1.03x with 50 ms): a
-        watcher that looked and found the ticks going on waits twice as long
-        the next time, up to the poll period, and a stall it finds (it ticks
-        then) starts it again at ``handoff_ms``."""
-        if self.watcher is None:
-            self.watcher = me
-        if self.watcher != me:
-            self.cond.wait(self.poll_s)
-            return
-        cdef double wait = min(max(left, self.watch_s), self.poll_s)
-        self.watch_s = min(2 * self.watch_s, self.poll_s)
-        self.cond.wait(wait)
-
-    cdef void _end_watch(self, object me) except *:
-        if self.watcher == me:
-            self.watcher = None
-            self.watch_s = self.handoff_s
-            self.cond.notify()  # another waiting worker becomes the watcher
 
     cdef bint _defer_to_active(self) except -1:
         """Whether this worker must wait (it has waited): with nothing
@@ -423,17 +467,90 @@ cdef class Run:
         short ticks at 0.83x one worker on the H200). So another waits until
         the active one has been away for ``handoff_ms``."""
         me = PyThread_get_thread_ident()
-        if self.active == 0 or self.active == me:
+        if self.w_active == 0 or self.w_active == me:
             return False
-        cdef double away = _monotonic() - self.finished_at
-        if away >= self.handoff_s:
+        if _monotonic_ns() - self.w_finished >= self.handoff_ns:
             self._end_watch(me)
             return False
-        # One waiting worker (the watcher, as in _gate) looks again when the
-        # active one has been away that long; the others wake at the poll
-        # period or when the run ends: each wake takes the GIL from the ticks.
-        self._watch(me, self.handoff_s - away)
+        self._idle_wait(me)
         return True
+
+    cdef void _end_watch(self, object me) except *:
+        if self.watcher == me:
+            self.watcher = None
+            self._idle_look()  # another waiting worker becomes the watcher
+
+    cdef void _idle_wait(self, object me) except *:
+        """Waits, the run's lock let go meanwhile: the watcher (the first
+        waiting worker) until a running tick or the active worker's absence
+        reaches ``handoff_ms``, or the poll period passes; the others until
+        the run ends or no watcher is left. Without the GIL: a look that took
+        it took it from the ticking worker, and with the scheduler's lock
+        (four workers ran short ticks at 0.76 to 0.90x one, looking every
+        millisecond with the GIL; at 0.77x on the H200 with the looks spaced
+        out). So an idle worker costs the ticking one nothing until it acts."""
+        if self.watcher is None:
+            self.watcher = me
+        cdef bint watching = self.watcher == me
+        cdef unsigned long ident = me
+        cdef long long events = self.w_events  # taken under the run's lock, as every change is made
+        cdef long long poll_end = _monotonic_ns() + self.poll_ns
+        self.lock.release()
+        try:
+            with nogil:
+                pthread_mutex_lock(&self.w_mutex)
+                while self.w_events == events and self._idle_sleep(watching, ident, poll_end):
+                    pass
+                pthread_mutex_unlock(&self.w_mutex)
+        finally:
+            self.lock.acquire()
+
+    cdef bint _idle_sleep(self, bint watching, unsigned long me, long long poll_end) noexcept nogil:
+        """One sleep of _idle_wait (w_mutex held): False where the worker must look now."""
+        cdef long long now = _monotonic_ns(), due
+        cdef timespec at
+        if watching:
+            if now >= poll_end:
+                return False
+            if self.w_running > 0:
+                due = self.w_youngest + self.handoff_ns
+            elif self.w_active != 0 and self.w_active != me:
+                due = self.w_finished + self.handoff_ns
+            else:
+                return False  # nothing running, and the next pick is this worker's
+            if now >= due:
+                return False
+            due = min(due, poll_end)
+        else:
+            due = now + 1000000000LL  # only the events end this wait: it loops on
+        at.tv_sec, at.tv_nsec = due // 1000000000LL, due % 1000000000LL
+        pthread_cond_timedwait(&self.w_cond, &self.w_mutex, &at)
+        return True
+
+    cdef void _started(self, _Entry en) noexcept:
+        en.started = _monotonic_ns()
+        with nogil:
+            pthread_mutex_lock(&self.w_mutex)
+            self.w_running += 1
+            self.w_youngest = en.started
+            pthread_mutex_unlock(&self.w_mutex)
+
+    cdef void _finished(self) noexcept:
+        """A tick ended on this worker (after ``running`` fell): the youngest
+        running tick again, and this worker the active one."""
+        cdef _Entry en
+        cdef long long youngest = 0
+        for en in self.order:
+            if en.state == E_RUNNING and en.started > youngest:
+                youngest = en.started
+        cdef unsigned long me = PyThread_get_thread_ident()
+        with nogil:
+            pthread_mutex_lock(&self.w_mutex)
+            self.w_running -= 1
+            self.w_youngest = youngest
+            self.w_finished = _monotonic_ns()
+            self.w_active = me
+            pthread_mutex_unlock(&self.w_mutex)
 
     cdef _Entry _pick(self, object now, list target):
         """The first ready idle entry after the cursor, marked running; None
@@ -506,8 +623,8 @@ cdef class Run:
                 after(now)
         en.state = E_IDLE
         self.running -= 1
-        if self.workers > 1:  # what _defer_to_active reads
-            self.active, self.finished_at = PyThread_get_thread_ident(), _monotonic()
+        if self.workers > 1:  # what _gate, _defer_to_active and the idle workers read
+            self._finished()
         if en.chain is not None:
             for member in en.chain.entities:
                 self.ticks[member] += 1

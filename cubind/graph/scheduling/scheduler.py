@@ -54,16 +54,16 @@ class MultiThreadScheduler(Scheduler, gxf_type="MultiThreadScheduler"):
     (a tick that blocks lets the others go on; short Python ticks, which hold
     the GIL, run one after the other instead of trading it).
 
-    One waiting worker looks again when the youngest running tick reaches
-    ``handoff_ms``, and each look takes the GIL from the ticking thread: a
-    look that finds the ticks going on doubles the next wait, up to
-    ``check_recession_period_ms``, and a stall found starts it again at
-    ``handoff_ms``. So a tick that blocks after a long run of short ones is
-    joined by another worker within that period (20 ms by default), not
-    within ``handoff_ms``. Looking every millisecond, four workers ran short
-    ticks at 0.76 to 0.90x the greedy scheduler (no GPU, 2 cores; an H100
-    0.82 to 0.95x); doubling, at 0.95 to 1.03x (the bench's rows say the
-    GPU machine's)."""
+    One waiting worker (the watcher) looks again when the youngest running
+    tick reaches ``handoff_ms``, or the worker that finished the last tick
+    has been away that long; the others sleep until the run ends or the
+    watcher leaves. They wait without the GIL and without the scheduler's
+    lock (``loop.pyx``), so a look that finds the ticks going on costs the
+    ticking thread nothing, and a tick that blocks is joined within about
+    ``handoff_ms``. Looks that took the GIL made four workers run short
+    ticks at 0.76 to 0.90x the greedy scheduler (no GPU, 2 cores), and at
+    0.77x on the H200 even spaced out; waiting without it, the H200 ran
+    them at the single worker's rate (the bench's rows say the latest)."""
 
     worker_thread_number = Parameter(int, 2)
     handoff_ms = Parameter(float, 1.0, "how long every running tick must have run before another starts "
