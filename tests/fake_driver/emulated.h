@@ -34,6 +34,8 @@ void emu_pause(void); /* the tests' latency before each use of an event */
 /* emulated_memory.c */
 int emu_alloc(emu_u64 *ptr, size_t n, int host);
 int emu_free(const char *func, emu_u64 ptr, int host);
+int emu_pool_put(const char *func, emu_u64 ptr);
+int emu_pool_take(emu_u64 *ptr, size_t n);
 /* The host address of device bytes [addr, addr + n), or NULL when they are
  * outside every live allocation; call with the lock held. */
 void *emu_device(emu_u64 addr, size_t n);

@@ -96,6 +96,47 @@ int emu_free(const char *func, emu_u64 ptr, int host) {
     return emu_violation(func, 1, "%s of %#llx, not allocated (or freed already)", func, ptr);
 }
 
+/* Blocks a stream-ordered free gave back while fake_pool_reuse is set, newest
+ * last: the next stream-ordered allocation of the same size takes the newest,
+ * as a driver's pool hands freed memory out again. */
+#define EMU_POOL 64
+static struct { void *ptr; size_t size; } emu_pool[EMU_POOL];
+static int emu_pool_count;
+
+int emu_pool_put(const char *func, emu_u64 ptr) {
+    emu_lock();
+    if (emu_pool_count < EMU_POOL) {
+        for (int i = 0; i < emu_allocs_used; i++) {
+            if (emu_allocs[i].base == ptr && !emu_allocs[i].host) {
+                emu_pool[emu_pool_count].ptr = (void *)(uintptr_t)ptr, emu_pool[emu_pool_count].size = emu_allocs[i].size;
+                emu_pool_count++;
+                emu_allocs[i] = emu_allocs[--emu_allocs_used];
+                emu_unlock();
+                return 0;
+            }
+        }
+    }
+    emu_unlock();
+    return emu_free(func, ptr, 0); /* the pool is full, or the address is not allocated: freed as usual */
+}
+
+int emu_pool_take(emu_u64 *ptr, size_t n) {
+    emu_lock();
+    for (int i = emu_pool_count - 1; i >= 0; i--) {
+        if (emu_pool[i].size != n) continue;
+        void *mem = emu_pool[i].ptr;
+        if (emu_allocs_used == emu_allocs_size) break; /* emu_alloc grows the table */
+        emu_pool[i] = emu_pool[--emu_pool_count];
+        memset(mem, 0xCD, n);
+        emu_allocs[emu_allocs_used++] = (struct emu_allocation){(emu_u64)(uintptr_t)mem, n, 0};
+        emu_unlock();
+        *ptr = (emu_u64)(uintptr_t)mem;
+        return 1;
+    }
+    emu_unlock();
+    return 0;
+}
+
 void *emu_device(emu_u64 addr, size_t n) {
     for (int i = 0; i < emu_allocs_used; i++) {
         const struct emu_allocation *a = &emu_allocs[i];

@@ -185,6 +185,18 @@ static int fake_free(const char *func, unsigned long long p) {
     fake_log("cuMemFree", p);
     return emu_free(func, p, 0);
 }
+/* Stream-ordered memory handed out again: with fake_pool_reuse set, a
+ * stream-ordered free keeps its block for the next stream-ordered allocation
+ * of its size (the newest first), as the driver's pool does; otherwise freed
+ * blocks are held back a while, so that a use after a free is caught. */
+int fake_pool_reuse = 0;
+static int fake_pool_alloc(const char *func, unsigned long long *p, size_t n) {
+    if (fake_pool_reuse && emu_pool_take(p, n)) {
+        fake_log("cuMemAlloc", *p);
+        return 0;
+    }
+    return fake_alloc(func, p, n);
+}
 static int f_cuMemAlloc(unsigned long long *p, size_t n) {
     int rc = emu_call("cuMemAlloc", 1, (emu_u64)n);
     if (rc || (rc = fake_sticky)) return fake_fail(__func__, rc);
@@ -201,7 +213,7 @@ static int f_cuMemAllocAsync(unsigned long long *p, size_t n, void *s) {
     }
     rc = emu_call("cuMemAllocAsync", 2, (emu_u64)n, (emu_u64)s);
     if (rc || (rc = fake_sticky)) return fake_fail(__func__, rc);
-    return fake_alloc("cuMemAllocAsync", p, n);
+    return fake_pool_alloc("cuMemAllocAsync", p, n);
 }
 /* A pool the tests name: any handle is taken (the emulated memory has one heap). */
 static int f_cuMemAllocFromPoolAsync(unsigned long long *p, size_t n, void *pool, void *s) {
@@ -215,7 +227,7 @@ static int f_cuMemAllocFromPoolAsync(unsigned long long *p, size_t n, void *pool
     }
     rc = emu_call("cuMemAllocFromPoolAsync", 3, (emu_u64)n, (emu_u64)pool, (emu_u64)s);
     if (rc || (rc = fake_sticky)) return fake_fail(__func__, rc);
-    return fake_alloc("cuMemAllocFromPoolAsync", p, n);
+    return fake_pool_alloc("cuMemAllocFromPoolAsync", p, n);
 }
 static int f_cuMemFree(unsigned long long p) {
     int rc = emu_call("cuMemFree", 1, p);
@@ -226,7 +238,11 @@ static int f_cuMemFreeAsync(unsigned long long p, void *s) {
     if (fake_stream_dead(s)) return fake_fail(__func__, 400); /* a real driver may crash here */
     if (fake_captured(s, 6, "cuMemFreeAsync node")) return 0; /* FAKE_NODE_MEM_FREE */
     rc = emu_call("cuMemFreeAsync", 2, p, (emu_u64)s);
-    return rc ? fake_fail(__func__, rc) : fake_free("cuMemFreeAsync", p);
+    if (rc) return fake_fail(__func__, rc);
+    if (!fake_pool_reuse) return fake_free("cuMemFreeAsync", p);
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    fake_log("cuMemFree", p);
+    return emu_pool_put("cuMemFreeAsync", p);
 }
 /* A new context is current in the creating thread, as the real driver's is. */
 static int f_cuCtxCreate(void **ctx, void *params, unsigned flags, int dev) {

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from cubind import graph as gx
+from cubind.graph.scheduling.resident import REPLAY_GRAPHS
 from tests._helpers import run_json_on_fake
 
 KERNEL = r"""
@@ -191,14 +192,18 @@ def test_a_chain_is_captured_once_and_replayed_per_message(fake_driver, ptx_file
     assert kept == 2 and out1 == in2  # the stages' tensors: fixed buffers, stage 1's output stage 2's input
     assert out1 not in ptrs
     # Replayed as one graph: the message's tensor copied into the chain's input
-    # buffer, the captured chain as a child, stage 2's output copied out; per
-    # message two address updates, no new instantiation.
+    # buffer, the captured chain as a child, stage 2's output copied out.
     copy_in, body, copy_out = replay
     assert [n["kind"] for n in replay] == ["copy", "graph", "copy"]
     assert body["deps"] == [copy_in["handle"]] and copy_out["deps"] == [body["handle"]]
     (out_1, in_1), (out_2, _) = args
     assert copy_in["dst"] == in_1 and copy_out["src"] == out_2 and copy_in["bytes"] == 4 * 4096
-    assert copy_updates == 2 * replays and instantiations == 2  # the captured graph's, the replay graph's
+    # Each message here at new addresses (the stand-in holds freed blocks
+    # back): a replay graph of its own while fewer than REPLAY_GRAPHS are
+    # kept (the capture made the first), then the least recently used one
+    # retargeted, two address updates; the captured graph instantiated once.
+    assert replays == REPLAY_GRAPHS
+    assert copy_updates == 2 and instantiations == 1 + REPLAY_GRAPHS
 
 
 
@@ -221,9 +226,49 @@ def test_a_chain_may_begin_with_its_source(fake_driver, ptx_file):
     assert types == ["kernel"] * 3 and kept == 3  # the source's tensor is one of the chain's fixed buffers
     assert len(set(ptrs)) == 6  # each output a new array
     # Replayed as the captured chain and one copy out: nothing to copy in,
-    # so the child graph waits for nothing and a message updates one address.
+    # so the child graph waits for nothing and a retarget updates one address.
     assert replay == ["graph", "copy"] and body_deps == []
-    assert copy_updates == replays and instantiations == 2
+    assert copy_updates == 1 and instantiations == 1 + REPLAY_GRAPHS
+
+
+def test_messages_at_addresses_seen_before_launch_their_replay_graph_as_it_is(fake_driver, ptx_file):
+    # A stream-ordered pool hands freed blocks out again (fake_pool_reuse:
+    # the newest of the size first, as the driver's pool did on the H200 for
+    # every message of a run): inputs and outputs come back at a few
+    # addresses, and each message launches the replay graph made for its
+    # own, with no copy node retargeted.
+    got, _ = run_fake(fake_driver, ptx_file, """
+        setint("fake_pool_reuse", 1)
+        g, sink, chain = build(12, resident=True)
+        result = g.run()
+        copies = [n for n in nodes() if n["kind"] == "copy"]
+        print(json.dumps([result.reason, chain.replays, count("fake_graph_launch_count"),
+                          count("fake_exec_copy_update_count"), count("fake_instantiate_count"),
+                          [p for p, _, _ in sink.got], [n["dst"] for n in copies]]))
+    """)
+    reason, replays, launches, copy_updates, instantiations, outputs, copy_targets = got
+    assert reason == "done" and replays == 10 and launches == 11
+    assert copy_updates == 0 and instantiations <= 1 + REPLAY_GRAPHS
+    assert len(set(outputs[2:])) < replays  # the outputs' blocks came back
+    assert set(outputs[2:]) <= set(copy_targets)  # each one a replay graph's copy writes
+
+
+def test_a_chain_keeps_at_most_its_replay_graphs_and_closes_them_at_the_end(fake_driver, ptx_file):
+    got, _ = run_fake(fake_driver, ptx_file, """
+        g, sink, chain = build(12, resident=True)
+        kept = []
+        replay = type(chain)._replay
+        def counted(self, message):
+            out = replay(self, message)
+            kept.append(len(self.replay_graphs))
+            return out
+        type(chain)._replay = counted
+        result = g.run()
+        print(json.dumps([result.reason, kept, len(chain.replay_graphs), count("fake_instantiate_count")]))
+    """)
+    reason, kept, left, instantiations = got
+    assert reason == "done" and max(kept) == REPLAY_GRAPHS and left == 0
+    assert instantiations == 1 + REPLAY_GRAPHS  # retargeted after that, not made anew
 
 
 @pytest.mark.provokes_api_error
@@ -242,7 +287,10 @@ def test_a_copy_the_driver_refuses_to_retarget_makes_the_replay_graph_anew(fake_
     """)
     reason, replays, instantiations, launches, outputs, last_copy_dst, last_output = got
     assert reason == "done" and replays == 4 and launches == 5 and outputs == 6
-    assert instantiations == 2 + 4  # the captured and first replay graphs, then one per refused message
+    # The captured graph and the capture's replay graph; three more while
+    # fewer than REPLAY_GRAPHS are kept; then the retarget the driver
+    # refused, made anew.
+    assert instantiations == 2 + 4
     assert last_copy_dst == last_output  # the graph made for the last message copies into what it handed out
 
 def test_without_a_chain_each_kernel_is_launched_and_nothing_is_captured(fake_driver, ptx_file):

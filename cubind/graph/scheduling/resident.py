@@ -40,11 +40,17 @@ tensors into the chain's input buffers, the captured chain as a child, copy
 nodes out into the new arrays; per message only the copy nodes' addresses
 change (``CopyNode.set``), no host synchronisation, no new instantiation
 unless the driver refuses an address of another kind of allocation (the
-graph is then made again around it). The consumers wait for an event, as
-for any edge; the input tensors' memory is freed after the chain's work
-(the receive records the chain's stream on it)."""
+graph is then made again around it). A stream-ordered pool hands the
+same blocks out again (on the H200 every message of a 3 000-message run
+had the same input and output addresses), so the chain keeps up to
+``REPLAY_GRAPHS`` replay graphs by the addresses they copy from and to: a
+message at addresses seen before launches its graph as it is, and another
+one retargets the least recently used graph. The consumers wait for an
+event, as for any edge; the input tensors' memory is freed after the
+chain's work (the receive records the chain's stream on it)."""
 
 import contextlib
+from collections import OrderedDict
 
 import numpy as np
 
@@ -59,6 +65,12 @@ from cubind.graph.model.queues import Receiver, Transmitter
 from cubind.graph.model.resources import device_scope
 
 from .terms import DownstreamReceptiveSchedulingTerm, MessageAvailableSchedulingTerm, SchedulingTerm
+
+# Replay graphs a chain keeps, each for one set of input and output
+# addresses: enough for a pool that alternates between a few blocks, few
+# enough that chains of ever new addresses instantiate little (they then
+# retarget the least recently used one per message, as with one graph).
+REPLAY_GRAPHS = 4
 
 
 class GPUResidentChain(Component, gxf_type="GPUResidentChain"):
@@ -137,7 +149,9 @@ class ResidentChain:
         with device_scope(device):
             self.stream = cubind.Stream(non_blocking=True)
         self.cuda_graph = None
-        self.replay = None  # the copies in, the captured chain as a child, the copies out (see _build_replay)
+        # Replay graphs by (input addresses, output addresses), least recently
+        # used first: (graph, copies in by name, copies out); see _build_replay.
+        self.replay_graphs = OrderedDict()
         self.inputs = {}
         self.kept = []
         self.templates = []
@@ -155,9 +169,9 @@ class ResidentChain:
         finally:
             if graph is not None:
                 graph.close()
-            if self.replay is not None:
-                self.replay[0].close()
-                self.replay = None
+            for replay, _, _ in self.replay_graphs.values():
+                replay.close()
+            self.replay_graphs = OrderedDict()
             # Not closed: the chain's buffers and the outputs it handed out
             # (which consumers may keep) are freed in its order, and each
             # keeps it alive until then; the last one's release destroys it.
@@ -182,7 +196,7 @@ class ResidentChain:
             if self.cuda_graph is None:
                 self._capture(message, phase)
                 self._publish(message)
-            elif self.replay is None:  # outputs the replay graph cannot copy (strided, empty)
+            elif not self.replay_graphs:  # outputs a replay graph cannot copy (strided, empty)
                 self._copy_in(message)
                 self.cuda_graph.launch(self.stream)
                 self.replays += 1
@@ -304,48 +318,64 @@ class ResidentChain:
     # -- replay
 
     def _build_replay(self, sources, targets):
-        """The graph each later message launches: a copy node per input (from
-        the message's tensor into the chain's buffer), the captured chain as a
-        child, a copy node per output tensor (into the new array handed out);
-        a message then costs two address updates per tensor and one launch.
-        The nodes are made from ``sources`` (by input name) and ``targets``
-        (per output tensor; None: the chain's buffers, rewritten before any
-        launch). None where an output cannot be one copy (strided or empty):
+        """A graph a later message launches: a copy node per input (from the
+        message's tensor into the chain's buffer), the captured chain as a
+        child, a copy node per output tensor (into the new array handed
+        out); kept under the addresses it copies from and to. Made from
+        ``sources`` (by input name) and ``targets`` (per output tensor; None:
+        arrays made here, of the kind each message's are, never launched
+        into). Nothing where an output cannot be one copy (strided or empty):
         the chain then copies with arrays' copy_from around the launch."""
         fixed_out = [value.data for _, m in self.templates for _, value in m if isinstance(value, Tensor)]
         if any(not a.c_contiguous or not a.nbytes for a in fixed_out) or \
                 any(not a.nbytes for a in self.inputs.values()):
             return
         self._out_layouts = [(a.shape, a.dtype) for a in fixed_out]
-        if targets is None:  # arrays of the kind each message's are (a pool's), not launched into
+        if targets is None:
             targets = [cubind.empty(shape, dtype, stream=self.stream) for shape, dtype in self._out_layouts]
-        if self.replay is not None:
-            self.replay[0].close()
-            self.replay = None
         graph = cubind.CUDAGraph()
         ins = {name: graph.add_copy(fixed, sources[name], fixed.nbytes) for name, fixed in self.inputs.items()}
         body = graph.add_graph(self.cuda_graph, after=list(ins.values()))
         outs = [graph.add_copy(target, data, data.nbytes, after=body) for target, data in zip(targets, fixed_out)]
-        graph.instantiate()
-        self.replay = (graph, ins, outs)
+        try:
+            graph.instantiate()
+        except BaseException:
+            graph.close()
+            raise
+        self.replay_graphs[_addresses(sources, targets)] = (graph, ins, outs)
 
     def _replay(self, message):
-        """Launches the replay graph for ``message``; returns the new arrays
-        its output copies fill (in the templates' order)."""
-        graph, ins, outs = self.replay
+        """Launches a replay graph for ``message``; returns the new arrays
+        its output copies fill (in the templates' order). The graph made for
+        these addresses where there is one; else a new one while fewer than
+        REPLAY_GRAPHS are kept, else the least recently used one retargeted."""
         sources = self._sources(message)
         targets = [cubind.empty(shape, dtype, stream=self.stream) for shape, dtype in self._out_layouts]
-        try:
-            for name, src in sources.items():
-                ins[name].set(src=src)
-            for node, target in zip(outs, targets):
-                node.set(dst=target)
-        except cubind.CUDAError:
-            # Another kind of memory than the graph was made with (a pool's
-            # for cuMemAlloc's, a foreign array): made again around it.
+        key = _addresses(sources, targets)
+        graphs = self.replay_graphs
+        replay = graphs.get(key)
+        if replay is not None:
+            graphs.move_to_end(key)
+        elif len(graphs) < REPLAY_GRAPHS:
             self._build_replay(sources, targets)
-            graph = self.replay[0]
-        graph.launch(self.stream)
+            replay = graphs[key]
+        else:
+            _, replay = graphs.popitem(last=False)
+            _, ins, outs = replay
+            try:
+                for name, src in sources.items():
+                    ins[name].set(src=src)
+                for node, target in zip(outs, targets):
+                    node.set(dst=target)
+            except cubind.CUDAError:
+                # Another kind of memory than the graph was made with (a pool's
+                # for cuMemAlloc's, a foreign array): made again around it.
+                replay[0].close()
+                self._build_replay(sources, targets)
+                replay = graphs[key]
+            else:
+                graphs[key] = replay
+        replay[0].launch(self.stream)
         return targets
 
     def _matched(self, message):
@@ -449,6 +479,11 @@ def declared_lines(graph, taken=()):
             line.append(following[line[-1]])
         lines.append([e.name for e in line])
     return lines
+
+
+def _addresses(sources, targets):
+    """A replay graph's key: the addresses its copies read and write."""
+    return (*(a.ptr for a in sources.values()), *(a.ptr for a in targets))
 
 
 def _passed_on(message):
