@@ -19,8 +19,8 @@ Rows (``bench/README.md`` says what each measures):
   iterations calibrated here), ticked and GPU-resident, for the GPU's busy
   fraction;
 - the ratios the issue's targets are about, from the rows above (the ping
-  pairs and the 1 MiB pipeline rows are medians of 9 runs, the pipeline's
-  taken in turn; Holoscan's of 5: the host's speed swings within a run).
+  pairs and the 1 MiB pipeline rows, ours and Holoscan's, are medians of 9
+  runs taken in turn: the host's speed swings within a run).
 
 Holoscan's rows run where ``holoscan`` imports (and, for the pipeline, CuPy),
 else a line says why. Prints one JSON object per row, then a table.
@@ -570,12 +570,16 @@ def holoscan_distributed_ping(count):
 # -- Holoscan
 
 
-def holoscan_rows(count, pipeline_count, gpu):
+def holoscan_runs(count, pipeline_count, gpu):
+    """Holoscan's rows, one run per call, so that they take turns with
+    ours: {"ping": run, "pipeline": run}, each a function returning one run's
+    row, or a row saying why it is skipped."""
     try:
         from holoscan.conditions import CountCondition
         from holoscan.core import Application, Operator, OperatorSpec
     except ImportError as exc:
-        return [{"row": "Holoscan", "skipped": f"holoscan not importable ({exc})"}]
+        skipped = {"row": "Holoscan", "skipped": f"holoscan not importable ({exc})"}
+        return {"ping": skipped, "pipeline": skipped}
 
     class Clock:
         """Wall time from the first operator call to the last (Holoscan's
@@ -610,19 +614,18 @@ def holoscan_rows(count, pipeline_count, gpu):
             tx = HTx(self, CountCondition(self, count), name="tx")
             self.add_flow(tx, HRx(self, name="rx"), {("out", "in")})
 
-    pings = []
-    for _ in range(HOLOSCAN_RUNS):
+    def ping():
         Clock.first = Clock.last = None
         Ping().run()
-        pings.append({"row": "Holoscan ping pair (Python operators)",
-                      "messages_per_s": count / (Clock.last - Clock.first)})
-    rows = [median_row(pings)]
+        return {"row": "Holoscan ping pair (Python operators)", "messages_per_s": count / (Clock.last - Clock.first)}
+
+    runs = {"ping": ping}
     if not gpu:
-        return rows + [{"row": "Holoscan 4-operator pipeline", "skipped": "no GPU"}]
+        return dict(runs, pipeline={"row": "Holoscan 4-operator pipeline", "skipped": "no GPU"})
     try:
         import cupy as cp
     except ImportError as exc:
-        return rows + [{"row": "Holoscan 4-operator pipeline", "skipped": f"CuPy not importable ({exc})"}]
+        return dict(runs, pipeline={"row": "Holoscan 4-operator pipeline", "skipped": f"CuPy not importable ({exc})"})
     saxpy = cp.RawKernel(SAXPY, "saxpy")
     spans = []
 
@@ -664,25 +667,37 @@ def holoscan_rows(count, pipeline_count, gpu):
             self.add_flow(s1, s2, {("out", "in")})
             self.add_flow(s2, sink, {("out", "in")})
 
-    runs = []
-    for _ in range(HOLOSCAN_RUNS):
+    def pipeline():
         Clock.first = Clock.last = None
         spans.clear()
         Pipeline().run()
         cp.cuda.Device().synchronize()
         wall = time.perf_counter() - Clock.first
         busy = sum(cp.cuda.get_elapsed_time(b, e) for b, e in spans) / 1000
-        runs.append({"row": "Holoscan 4-operator pipeline, 1 MiB device tensors (CuPy saxpy operators)",
-                     "messages_per_s": pipeline_count / wall, "gpu_busy_fraction": busy / wall})
-    rows.append(median_row(runs))
-    return rows
+        return {"row": "Holoscan 4-operator pipeline, 1 MiB device tensors (CuPy saxpy operators)",
+                "messages_per_s": pipeline_count / wall, "gpu_busy_fraction": busy / wall}
+
+    return dict(runs, pipeline=pipeline)
+
+
+def take_turns(rounds, *runs):
+    """``rounds`` rounds of ``runs`` (functions returning a row) in turn,
+    then each one's median row: the host's speed swings by up to 2x over
+    seconds on the GPU machine, so rows compared in a ratio are measured
+    side by side, not one set after the other. A row instead of a function
+    (a skipped one) is passed through."""
+    calls = [r for r in runs if callable(r)]
+    results = {id(r): [] for r in calls}
+    for _ in range(rounds):
+        for run in calls:
+            results[id(run)].append(run())
+    return [median_row(results[id(r)]) if callable(r) else r for r in runs]
 
 
 # -- the run
 
 
-RUNS = 9  # of each 1 MiB pipeline row, and HOLOSCAN_RUNS of Holoscan's
-HOLOSCAN_RUNS = 5
+RUNS = 9  # of each row compared in a ratio, ours and Holoscan's in turn
 
 
 def median_row(rows):
@@ -703,22 +718,23 @@ def ratio(rows, mine, theirs, target):
 
 def local_rows(args):
     """The rows in one process (each printed as it is measured), with their ratios."""
-    rows = [median_row([ping(args.messages, threads) for _ in range(RUNS)]) for threads in (1, 4)]
+    gpu = cubind.Device.count() > 0
+    holoscan = holoscan_runs(args.messages, args.pipeline_messages, gpu)
+    rows = take_turns(RUNS, lambda: ping(args.messages, 1), lambda: ping(args.messages, 4), holoscan["ping"])
     # The engine alone at the pipeline's lengths: 3 ticks a message GPU-resident, 4 ticked.
     rows += [median_row([empty_chain(args.messages, length) for _ in range(RUNS)]) for length in (3, 4)]
-    gpu = cubind.Device.count() > 0
     if not gpu:
         rows.append({"row": "cubind.graph pipelines", "skipped": "no GPU"})
+        rows.append(holoscan["pipeline"])
     else:
         saxpy = cubind.Program(SAXPY).compile().get_kernel("saxpy")
         Stage.launch = staticmethod(lambda x: saxpy(GRID, 256, 2.0, x, x, N))
         label = "4-codelet pipeline, 1 MiB device tensors"
         pipeline(200, 1, label)  # warm-up: compile caches, the memory pool
-        # Medians of RUNS runs, the four rows taken in turn: the host's speed swings from run to run.
-        runs = [[pipeline(args.pipeline_messages, 1, label), pipeline(args.pipeline_messages, 4, label),
-                 pipeline(args.pipeline_messages, 1, label, resident=True),
-                 pipeline(args.pipeline_messages, 1, label, resident="from the generator")] for _ in range(RUNS)]
-        rows += [median_row([r[i] for r in runs]) for i in range(4)]
+        count = args.pipeline_messages
+        rows += take_turns(RUNS, lambda: pipeline(count, 1, label), lambda: pipeline(count, 4, label),
+                           lambda: pipeline(count, 1, label, resident=True),
+                           lambda: pipeline(count, 1, label, resident="from the generator"), holoscan["pipeline"])
         spin = cubind.Program(SPIN).compile().get_kernel("spin")
         iters, kernel_us = calibrate_spin(spin)
         Stage.launch = staticmethod(lambda x: spin(GRID, 256, x, N, iters))
@@ -728,7 +744,6 @@ def local_rows(args):
         for resident in (True, "from the generator"):
             rows.append(pipeline(args.pipeline_messages, 1, label, resident=resident, kernel_us=in_graph_us))
             rows[-1]["kernel_us_in_a_graph"] = in_graph_us
-    rows += holoscan_rows(args.messages, args.pipeline_messages, gpu)
     rows.append(ratio(rows, "cubind.graph ping pair (1 thread(s))", "Holoscan ping pair", 4.0))
     pipe = "cubind.graph 4-codelet pipeline, 1 MiB device tensors"
     rows.append(ratio(rows, f"{pipe} (1 thread(s))", "Holoscan 4-operator pipeline", 2.5))
