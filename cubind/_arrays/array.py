@@ -322,7 +322,7 @@ class Array(_launch.SlotAddressed):
         dtype). Without ``stream`` the copy is done on return; with one it is
         queued there, and ``out`` (then C-contiguous) is filled when the
         stream gets to it."""
-        if stream is None and self._contiguous and self._sh == 0 and not open_blocks[0]:
+        if stream is None and self._contiguous and self._sh == 0 and not open_blocks:
             # The usual calls, first: what _sync_contiguous, ptr and _check_out would check, inline.
             base = self._mem.ptr
             if base is not None:
@@ -521,7 +521,7 @@ class Array(_launch.SlotAddressed):
         stream:`` block open, the array's own stream the default one, the
         elements contiguous. (``copy_contiguous`` makes a context current
         where none is, so this asks the driver nothing.)"""
-        if not sync or self._sh != 0 or open_blocks[0]:
+        if not sync or self._sh != 0 or open_blocks:
             return False
         contiguous = self._contiguous
         return self.c_contiguous if contiguous is None else contiguous

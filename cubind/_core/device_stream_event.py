@@ -643,7 +643,7 @@ def current_stream() -> Stream | None:
     """The stream of the innermost ``with stream:`` block of this thread, or
     None (the layer's calls then use the default stream, or an array's own).
     Here, beside Stream, not in handles.py: its type is this module's class."""
-    return _current.top if open_blocks[0] else None
+    return _current.top if open_blocks else None
 
 
 class Event:

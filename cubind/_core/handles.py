@@ -23,8 +23,7 @@ class _Current(threading.local):
     def push(self, stream):
         self.stack.append(stream)
         self.top = stream
-        with _open_lock:
-            open_blocks[0] += 1
+        open_blocks.append(None)
 
     def pop(self, stream):
         stack = self.stack
@@ -39,18 +38,18 @@ class _Current(threading.local):
                     break
             else:
                 return
-        with _open_lock:
-            open_blocks[0] -= 1
+        open_blocks.pop()
         self.top = stack[-1] if stack else None
 
 
 current = _Current()
-# `with stream:` blocks open in all threads together. The launch and array
-# paths read the thread-local `current` (about 15 ns) only where this is not
-# 0: a thread's own increment is visible to it, so a stale read from another
-# thread's change only costs that lookup, never a wrong stream.
-open_blocks = [0]
-_open_lock = threading.Lock()
+# `with stream:` blocks open in all threads together, one entry each (its
+# length is the count: list.append and list.pop are atomic, so no lock). The
+# launch and array paths read the thread-local `current` (about 15 ns) only
+# where it is not empty: a thread's own entry is visible to it, so a stale
+# read from another thread's change only costs that lookup, never a wrong
+# stream.
+open_blocks = []
 
 
 # Stream types whose int() is their raw handle (or raises, closed): cubind.Stream
@@ -63,7 +62,7 @@ int_streams: set = set()
 def or_current(stream):
     """``stream``, or where it is None, this thread's current stream (None
     where no ``with stream:`` block is open)."""
-    if stream is None and open_blocks[0]:
+    if stream is None and open_blocks:
         return current.top
     return stream
 

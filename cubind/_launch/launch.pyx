@@ -472,7 +472,7 @@ cdef int _dim3(object value, str what, unsigned int* out) except -1:
 cdef uintptr_t _stream_value(object stream) except? 0:
     global _StreamType
     if stream is None:
-        if not _open_blocks[0]:
+        if not _open_blocks:
             return 0
         stream = _current.top  # the innermost `with stream:` of this thread
         if stream is None:
@@ -578,7 +578,7 @@ cdef class KernelBase:
             raise TypeError(f"{plan.name}: a launch takes grid and block first: kernel(grid, block, *args)")
         if options:
             _options(options, &hstream, &smem, plan.name)
-        if _open_blocks[0] and _current.top is not None and "stream" not in options:
+        if _open_blocks and _current.top is not None and "stream" not in options:
             hstream = _stream_value(None)
         _dim3(<object>PyTuple_GET_ITEM(args, 0), "grid", g)
         _dim3(<object>PyTuple_GET_ITEM(args, 1), "block", b)

@@ -128,13 +128,49 @@ def test_with_stream_makes_it_current_per_thread_and_nested(fake_driver, ptx_fil
                 t.start(); t.join()
             inner_left = cubind.current_stream() is a
         from cubind._core.handles import open_blocks
-        print(json.dumps([seen, [int(a), int(b)], other == [None], inner_left, open_blocks == [0],
+        print(json.dumps([seen, [int(a), int(b)], other == [None], inner_left, open_blocks == [],
                           a.closed, b.closed, error(lambda: a.close() or a.__enter__())]))
     """)
     seen, (a, b) = got[0], got[1]
     assert seen == [0, 0, a, a, b, b, a]
     assert got[2:7] == [True, True, True, False, False]
     assert got[7] == "ValueError: stream: the stream is closed"
+
+
+def test_with_stream_blocks_on_many_threads_at_once_keep_each_threads_stream_and_the_count(fake_driver, ptx_file):
+    # The count of open blocks (cubind._core.handles.open_blocks) is shared
+    # by every thread and kept without a lock: eight threads entering and
+    # leaving their own streams, nested, switched as often as CPython allows,
+    # each see their own stream current throughout, and none is left open.
+    got = run_fake(fake_driver, ptx_file, """
+        import sys, threading
+        from cubind._core.handles import open_blocks
+        sys.setswitchinterval(1e-6)
+        wrong, start = [], threading.Barrier(8)
+
+        def work():
+            mine, inner = cubind.Stream(), cubind.Stream()
+            start.wait()
+            for _ in range(2000):
+                with mine:
+                    if cubind.current_stream() is not mine or not open_blocks:
+                        wrong.append("outer")
+                    with inner:
+                        if cubind.current_stream() is not inner:
+                            wrong.append("inner")
+                    if cubind.current_stream() is not mine:
+                        wrong.append("after inner")
+                if cubind.current_stream() is not None:
+                    wrong.append("after outer")
+
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print(json.dumps([wrong[:3], len(open_blocks)]))
+    """)
+    assert got == [[], 0]
 
 
 # == on a real GPU (each test marked gpu) ===========================================================
