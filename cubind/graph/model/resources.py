@@ -70,8 +70,13 @@ class Allocator(Component):
         overridden, no GPU-resident chain holds the allocator, and ``shape`` is
         a tuple of extents that TensorDescription would take as it is."""
         cls = type(self)
-        return (self._fixed_for is None and cls.tensor is Allocator.tensor and cls.make is Allocator.make
-                and type(shape) is tuple and all(type(n) is int and n >= 0 for n in shape))
+        if self._fixed_for is not None or cls.tensor is not Allocator.tensor or cls.make is not Allocator.make \
+                or type(shape) is not tuple:
+            return False
+        for n in shape:  # a loop, not all() over a generator: a source asks once per message
+            if type(n) is not int or n < 0:
+                return False
+        return True
 
     _fixed_for = None  # (chain, thread) inside fixed_for(chain) on that thread
 

@@ -483,7 +483,9 @@ def declared_lines(graph, taken=()):
 
 def _addresses(sources, targets):
     """A replay graph's key: the addresses its copies read and write."""
-    return (*(a.ptr for a in sources.values()), *(a.ptr for a in targets))
+    key = [a.ptr for a in sources.values()]
+    key += [a.ptr for a in targets]
+    return tuple(key)
 
 
 def _passed_on(message):
