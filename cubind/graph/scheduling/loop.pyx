@@ -369,11 +369,14 @@ cdef class Run:
         """Wakes the idle workers (under the run's lock) to look again."""
         if not self.w_made:
             return
-        with nogil:
-            pthread_mutex_lock(&self.w_mutex)
-            self.w_events += 1
-            pthread_cond_broadcast(&self.w_cond)
-            pthread_mutex_unlock(&self.w_mutex)
+        # w_mutex is taken with the GIL held, here and in _started and
+        # _finished: its holders without the GIL (_idle_wait) never wait for
+        # the GIL while they hold it, so this cannot deadlock, and letting
+        # the GIL go for it would offer the GIL to another thread per tick.
+        pthread_mutex_lock(&self.w_mutex)
+        self.w_events += 1
+        pthread_cond_broadcast(&self.w_cond)
+        pthread_mutex_unlock(&self.w_mutex)
 
     cdef object _now(self):
         """The clock's timestamp: read here where it is the monotonic clock
@@ -529,11 +532,10 @@ cdef class Run:
 
     cdef void _started(self, _Entry en) noexcept:
         en.started = _monotonic_ns()
-        with nogil:
-            pthread_mutex_lock(&self.w_mutex)
-            self.w_running += 1
-            self.w_youngest = en.started
-            pthread_mutex_unlock(&self.w_mutex)
+        pthread_mutex_lock(&self.w_mutex)  # with the GIL: _idle_look says why
+        self.w_running += 1
+        self.w_youngest = en.started
+        pthread_mutex_unlock(&self.w_mutex)
 
     cdef void _finished(self) noexcept:
         """A tick ended on this worker (after ``running`` fell): the youngest
@@ -544,13 +546,12 @@ cdef class Run:
             if en.state == E_RUNNING and en.started > youngest:
                 youngest = en.started
         cdef unsigned long me = PyThread_get_thread_ident()
-        with nogil:
-            pthread_mutex_lock(&self.w_mutex)
-            self.w_running -= 1
-            self.w_youngest = youngest
-            self.w_finished = _monotonic_ns()
-            self.w_active = me
-            pthread_mutex_unlock(&self.w_mutex)
+        pthread_mutex_lock(&self.w_mutex)  # with the GIL: _idle_look says why
+        self.w_running -= 1
+        self.w_youngest = youngest
+        self.w_finished = _monotonic_ns()
+        self.w_active = me
+        pthread_mutex_unlock(&self.w_mutex)
 
     cdef _Entry _pick(self, object now, list target):
         """The first ready idle entry after the cursor, marked running; None
