@@ -21,9 +21,10 @@ import time
 
 from cpython.pythread cimport PyThread_get_thread_ident
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
-from posix.types cimport clockid_t
 
 from cubind.graph.model.buffer cimport MessageBuffer
+
+from .idle cimport IdleWorkers
 
 from cubind.graph.model.codelet import Codelet
 from cubind.graph.model.errors import CodeletError
@@ -66,27 +67,6 @@ cdef inline long long _monotonic_ns() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec * 1000000000LL + ts.tv_nsec
-
-
-# Idle workers wait on these, without the GIL (_idle_wait says why).
-cdef extern from "<pthread.h>" nogil:
-    ctypedef struct pthread_mutex_t:
-        pass
-    ctypedef struct pthread_cond_t:
-        pass
-    ctypedef struct pthread_condattr_t:
-        pass
-    int pthread_mutex_init(pthread_mutex_t *mutex, const void *attr)
-    int pthread_mutex_destroy(pthread_mutex_t *mutex)
-    int pthread_mutex_lock(pthread_mutex_t *mutex)
-    int pthread_mutex_unlock(pthread_mutex_t *mutex)
-    int pthread_condattr_init(pthread_condattr_t *attr)
-    int pthread_condattr_setclock(pthread_condattr_t *attr, clockid_t clock)
-    int pthread_condattr_destroy(pthread_condattr_t *attr)
-    int pthread_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
-    int pthread_cond_destroy(pthread_cond_t *cond)
-    int pthread_cond_broadcast(pthread_cond_t *cond)
-    int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, const timespec *abstime)
 
 
 cdef class _Term:
@@ -165,17 +145,7 @@ cdef class Run:
     cdef bint monotonic        # the clock is CLOCK_MONOTONIC less clock_origin (Clock.monotonic_origin_ns)
     cdef long long clock_origin
     cdef double poll_s, handoff_s
-    # Several workers: what an idle one waits on without the GIL (_idle_wait).
-    # Written under both the run's lock and w_mutex; read under either.
-    cdef pthread_mutex_t w_mutex
-    cdef pthread_cond_t w_cond
-    cdef bint w_made
-    cdef int w_running          # ticks running
-    cdef long long w_youngest   # the youngest running tick's start (ns)
-    cdef long long w_finished   # when the last tick finished (ns)
-    cdef unsigned long w_active # the worker that finished it (0: none yet)
-    cdef long long w_events     # bumped where idle workers must look again: the end, a wake, no watcher left
-    cdef long long handoff_ns, poll_ns
+    cdef IdleWorkers idle      # where idle workers wait (several workers; None for one)
     cdef object wall_end
     cdef list order            # [_Entry], in scheduling order
     cdef dict chains           # first entity -> chain
@@ -196,15 +166,8 @@ cdef class Run:
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
         self.handoff_s = scheduler.handoff_ms / 1000
-        self.handoff_ns, self.poll_ns = <long long>(self.handoff_s * 1e9), <long long>(self.poll_s * 1e9)
-        cdef pthread_condattr_t attr
         if self.workers > 1:
-            pthread_condattr_init(&attr)
-            pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
-            pthread_cond_init(&self.w_cond, &attr)
-            pthread_condattr_destroy(&attr)
-            pthread_mutex_init(&self.w_mutex, NULL)
-            self.w_made = True
+            self.idle = IdleWorkers(scheduler.handoff_ms, scheduler.check_recession_period_ms)
         every = [e for e in graph.entities if e.of_type(Codelet)]
         self.chains = {}
         for chain in graph.resident_chains:
@@ -214,11 +177,6 @@ cdef class Run:
         self.order = [self._entry(e) for e in every if e not in inner]
         self.ticks = dict.fromkeys(every, 0)
         self.sources = graph.components(ExternalSource)
-
-    def __dealloc__(self):
-        if self.w_made:
-            pthread_cond_destroy(&self.w_cond)
-            pthread_mutex_destroy(&self.w_mutex)
 
     cdef _Entry _entry(self, entity):
         cdef _Entry en = _Entry()
@@ -367,16 +325,8 @@ cdef class Run:
 
     cdef void _idle_look(self) noexcept:
         """Wakes the idle workers (under the run's lock) to look again."""
-        if not self.w_made:
-            return
-        # w_mutex is taken with the GIL held, here and in _started and
-        # _finished: its holders without the GIL (_idle_wait) never wait for
-        # the GIL while they hold it, so this cannot deadlock, and letting
-        # the GIL go for it would offer the GIL to another thread per tick.
-        pthread_mutex_lock(&self.w_mutex)
-        self.w_events += 1
-        pthread_cond_broadcast(&self.w_cond)
-        pthread_mutex_unlock(&self.w_mutex)
+        if self.idle is not None:
+            self.idle.look()
 
     cdef object _now(self):
         """The clock's timestamp: read here where it is the monotonic clock
@@ -456,7 +406,7 @@ cdef class Run:
         (the watcher) wakes when the youngest tick reaches the limit; the
         others sleep until the run ends or the watcher leaves."""
         me = PyThread_get_thread_ident()
-        if _monotonic_ns() - self.w_youngest >= self.handoff_ns:
+        if _monotonic_ns() - self.idle.youngest >= self.idle.handoff_ns:
             self._end_watch(me)
             return False
         self._idle_wait(me)
@@ -470,9 +420,9 @@ cdef class Run:
         short ticks at 0.83x one worker on the H200). So another waits until
         the active one has been away for ``handoff_ms``."""
         me = PyThread_get_thread_ident()
-        if self.w_active == 0 or self.w_active == me:
+        if self.idle.active == 0 or self.idle.active == me:
             return False
-        if _monotonic_ns() - self.w_finished >= self.handoff_ns:
+        if _monotonic_ns() - self.idle.finished >= self.idle.handoff_ns:
             self._end_watch(me)
             return False
         self._idle_wait(me)
@@ -484,58 +434,27 @@ cdef class Run:
             self._idle_look()  # another waiting worker becomes the watcher
 
     cdef void _idle_wait(self, object me) except *:
-        """Waits, the run's lock let go meanwhile: the watcher (the first
-        waiting worker) until a running tick or the active worker's absence
-        reaches ``handoff_ms``, or the poll period passes; the others until
-        the run ends or no watcher is left. Without the GIL: a look that took
-        it took it from the ticking worker, and with the scheduler's lock
-        (four workers ran short ticks at 0.76 to 0.90x one, looking every
-        millisecond with the GIL; at 0.77x on the H200 with the looks spaced
-        out). So an idle worker costs the ticking one nothing until it acts."""
+        """Waits in the idle workers' room (idle.pyx says why without the GIL
+        and the run's lock), the lock let go meanwhile: the watcher (the
+        first waiting worker) until a running tick or the active worker's
+        absence reaches ``handoff_ms``, or the poll period passes; the others
+        until the run ends or no watcher is left."""
         if self.watcher is None:
             self.watcher = me
         cdef bint watching = self.watcher == me
         cdef unsigned long ident = me
-        cdef long long events = self.w_events  # taken under the run's lock, as every change is made
-        cdef long long poll_end = _monotonic_ns() + self.poll_ns
+        cdef long long events = self.idle.events  # under the run's lock, as every change is made
+        cdef IdleWorkers idle = self.idle
         self.lock.release()
         try:
             with nogil:
-                pthread_mutex_lock(&self.w_mutex)
-                while self.w_events == events and self._idle_sleep(watching, ident, poll_end):
-                    pass
-                pthread_mutex_unlock(&self.w_mutex)
+                idle.wait(watching, ident, events)
         finally:
             self.lock.acquire()
 
-    cdef bint _idle_sleep(self, bint watching, unsigned long me, long long poll_end) noexcept nogil:
-        """One sleep of _idle_wait (w_mutex held): False where the worker must look now."""
-        cdef long long now = _monotonic_ns(), due
-        cdef timespec at
-        if watching:
-            if now >= poll_end:
-                return False
-            if self.w_running > 0:
-                due = self.w_youngest + self.handoff_ns
-            elif self.w_active != 0 and self.w_active != me:
-                due = self.w_finished + self.handoff_ns
-            else:
-                return False  # nothing running, and the next pick is this worker's
-            if now >= due:
-                return False
-            due = min(due, poll_end)
-        else:
-            due = now + 1000000000LL  # only the events end this wait: it loops on
-        at.tv_sec, at.tv_nsec = due // 1000000000LL, due % 1000000000LL
-        pthread_cond_timedwait(&self.w_cond, &self.w_mutex, &at)
-        return True
-
     cdef void _started(self, _Entry en) noexcept:
         en.started = _monotonic_ns()
-        pthread_mutex_lock(&self.w_mutex)  # with the GIL: _idle_look says why
-        self.w_running += 1
-        self.w_youngest = en.started
-        pthread_mutex_unlock(&self.w_mutex)
+        self.idle.started(en.started)
 
     cdef void _finished(self) noexcept:
         """A tick ended on this worker (after ``running`` fell): the youngest
@@ -545,13 +464,7 @@ cdef class Run:
         for en in self.order:
             if en.state == E_RUNNING and en.started > youngest:
                 youngest = en.started
-        cdef unsigned long me = PyThread_get_thread_ident()
-        pthread_mutex_lock(&self.w_mutex)  # with the GIL: _idle_look says why
-        self.w_running -= 1
-        self.w_youngest = youngest
-        self.w_finished = _monotonic_ns()
-        self.w_active = me
-        pthread_mutex_unlock(&self.w_mutex)
+        self.idle.ended(youngest, _monotonic_ns(), PyThread_get_thread_ident())
 
     cdef _Entry _pick(self, object now, list target):
         """The first ready idle entry after the cursor, marked running; None

@@ -58,7 +58,7 @@ class MultiThreadScheduler(Scheduler, gxf_type="MultiThreadScheduler"):
     tick reaches ``handoff_ms``, or the worker that finished the last tick
     has been away that long; the others sleep until the run ends or the
     watcher leaves. They wait without the GIL and without the scheduler's
-    lock (``loop.pyx``), so a look that finds the ticks going on costs the
+    lock (``idle.pyx``), so a look that finds the ticks going on costs the
     ticking thread nothing, and a tick that blocks is joined within about
     ``handoff_ms``. Looks that took the GIL made four workers run short
     ticks at 0.76 to 0.90x the greedy scheduler (no GPU, 2 cores), and at

@@ -1,0 +1,29 @@
+from posix.time cimport timespec
+from posix.types cimport clockid_t
+
+
+cdef extern from "<pthread.h>" nogil:
+    ctypedef struct pthread_mutex_t:
+        pass
+    ctypedef struct pthread_cond_t:
+        pass
+    ctypedef struct pthread_condattr_t:
+        pass
+
+
+cdef class IdleWorkers:
+    # Written with the run's lock and the mutex held; read under either.
+    cdef pthread_mutex_t mutex
+    cdef pthread_cond_t cond
+    cdef int running            # ticks running
+    cdef long long youngest     # the youngest running tick's start (CLOCK_MONOTONIC ns)
+    cdef long long finished     # when the last tick finished (ns)
+    cdef unsigned long active   # the worker that finished it (0: none yet)
+    cdef long long events       # bumped where idle workers must look again
+    cdef long long handoff_ns, poll_ns
+
+    cdef void started(self, long long at) noexcept
+    cdef void ended(self, long long youngest, long long at, unsigned long me) noexcept
+    cdef void look(self) noexcept
+    cdef void wait(self, bint watching, unsigned long me, long long events) noexcept nogil
+    cdef bint _sleep(self, bint watching, unsigned long me, long long poll_end) noexcept nogil
