@@ -15,7 +15,7 @@ The ticking worker updates the times with the GIL held and the mutex taken
 the GIL while holding it, so taking it with the GIL cannot deadlock; letting
 the GIL go for it would offer the GIL to another thread twice a tick."""
 
-from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+from posix.time cimport CLOCK_MONOTONIC, timespec
 
 
 cdef extern from "<pthread.h>" nogil:
@@ -30,12 +30,6 @@ cdef extern from "<pthread.h>" nogil:
     int pthread_cond_destroy(pthread_cond_t *cond)
     int pthread_cond_broadcast(pthread_cond_t *cond)
     int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, const timespec *abstime)
-
-
-cdef inline long long _monotonic_ns() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec
 
 
 cdef class IdleWorkers:
@@ -87,7 +81,7 @@ cdef class IdleWorkers:
         (``watching``), a running tick or the active worker's absence
         reaches ``handoff_ms``, or the poll period passes (for interrupts and
         the run's duration); the others wait for the events alone."""
-        cdef long long poll_end = _monotonic_ns() + self.poll_ns
+        cdef long long poll_end = monotonic_ns() + self.poll_ns
         pthread_mutex_lock(&self.mutex)
         while self.events == events and self._sleep(watching, me, poll_end):
             pass
@@ -95,7 +89,7 @@ cdef class IdleWorkers:
 
     cdef bint _sleep(self, bint watching, unsigned long me, long long poll_end) noexcept nogil:
         """One sleep of wait (the mutex held): False where the worker must look now."""
-        cdef long long now = _monotonic_ns(), due
+        cdef long long now = monotonic_ns(), due
         cdef timespec at
         if watching:
             if now >= poll_end:

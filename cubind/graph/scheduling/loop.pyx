@@ -25,6 +25,7 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from cubind.graph.model.buffer cimport MessageBuffer
 
 from .idle cimport IdleWorkers
+from .idle cimport monotonic_ns as _monotonic_ns
 
 from cubind.graph.model.codelet import Codelet
 from cubind.graph.model.errors import CodeletError
@@ -61,12 +62,6 @@ cdef inline double _monotonic() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec + ts.tv_nsec * 1e-9
-
-
-cdef inline long long _monotonic_ns() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec
 
 
 cdef class _Term:
@@ -144,7 +139,7 @@ cdef class Run:
     cdef bint stop_on_deadlock, jumps
     cdef bint monotonic        # the clock is CLOCK_MONOTONIC less clock_origin (Clock.monotonic_origin_ns)
     cdef long long clock_origin
-    cdef double poll_s, handoff_s
+    cdef double poll_s
     cdef IdleWorkers idle      # where idle workers wait (several workers; None for one)
     cdef object wall_end
     cdef list order            # [_Entry], in scheduling order
@@ -165,7 +160,6 @@ cdef class Run:
         self.wall_end = None if limit is None else time.monotonic() + limit / 1000
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
-        self.handoff_s = scheduler.handoff_ms / 1000
         if self.workers > 1:
             self.idle = IdleWorkers(scheduler.handoff_ms, scheduler.check_recession_period_ms)
         every = [e for e in graph.entities if e.of_type(Codelet)]

@@ -37,15 +37,15 @@ Buffers (a captured graph reads and writes fixed addresses):
 The chain runs on a non-blocking stream of its own. After the capture a
 message is one launch of a second graph: copy nodes from the message's
 tensors into the chain's input buffers, the captured chain as a child, copy
-nodes out into the new arrays; per message only the copy nodes' addresses
-change (``CopyNode.set``), no host synchronisation, no new instantiation
-unless the driver refuses an address of another kind of allocation (the
-graph is then made again around it). A stream-ordered pool hands the
-same blocks out again (on the H200 every message of a 3 000-message run
-had the same input and output addresses), so the chain keeps up to
-``REPLAY_GRAPHS`` replay graphs by the addresses they copy from and to: a
-message at addresses seen before launches its graph as it is, and another
-one retargets the least recently used graph. The consumers wait for an
+nodes out into the new arrays; no host synchronisation. A stream-ordered
+pool hands the same blocks out again (on the H200 every message of a
+3 000-message run had the same input and output addresses), so the chain
+keeps up to ``REPLAY_GRAPHS`` such graphs by the addresses they copy from
+and to: a message at addresses seen before launches its graph as it is;
+one at new addresses gets a graph of its own while fewer are kept, else
+the least recently used one's copy nodes are retargeted
+(``CopyNode.set``), or, where the driver refuses an address of another
+kind of allocation, a graph is made again around it. The consumers wait for an
 event, as for any edge; the input tensors' memory is freed after the
 chain's work (the receive records the chain's stream on it)."""
 
