@@ -719,12 +719,18 @@ class HoloscanRuns:
         return None
 
     def _run(self, kind):
-        self.proc.stdin.write(kind + "\n")
-        self.proc.stdin.flush()
-        return self._answer() or {"row": f"Holoscan {kind}", "failed": "its process ended"}
+        try:
+            self.proc.stdin.write(kind + "\n")
+            self.proc.stdin.flush()
+        except OSError:  # the child ended (a crash in Holoscan): the row says so, ours go on
+            return {"row": f"Holoscan {kind}", "failed": f"its process ended (exit {self.proc.poll()})"}
+        return self._answer() or {"row": f"Holoscan {kind}", "failed": f"its process ended (exit {self.proc.poll()})"}
 
     def close(self):
-        self.proc.stdin.close()
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
         self.proc.wait(timeout=60)
 
 
