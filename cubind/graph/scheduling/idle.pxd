@@ -31,6 +31,7 @@ cdef class IdleWorkers:
 
     cdef void started(self, long long at) noexcept
     cdef void ended(self, long long youngest, long long at, unsigned long me) noexcept
+    cdef void handed_to(self, unsigned long me, long long at) noexcept
     cdef void look(self) noexcept
-    cdef void wait(self, bint watching, unsigned long me, long long events) noexcept nogil
-    cdef bint _sleep(self, bint watching, unsigned long me, long long poll_end) noexcept nogil
+    cdef void wait(self, bint watching, bint polls, unsigned long me, long long events) noexcept nogil
+    cdef bint _sleep(self, bint watching, bint polls, unsigned long me, long long poll_end) noexcept nogil

@@ -67,6 +67,14 @@ cdef class IdleWorkers:
         self.active = me
         pthread_mutex_unlock(&self.mutex)
 
+    cdef void handed_to(self, unsigned long me, long long at) noexcept:
+        """Worker ``me`` is the active one, as if it had finished a tick at
+        ``at`` (the run's first pick is its). The run's lock held."""
+        pthread_mutex_lock(&self.mutex)
+        self.finished = at
+        self.active = me
+        pthread_mutex_unlock(&self.mutex)
+
     cdef void look(self) noexcept:
         """Wakes every idle worker to look again (the run ends, an external
         source has news, the watcher left). The run's lock held."""
@@ -75,25 +83,26 @@ cdef class IdleWorkers:
         pthread_cond_broadcast(&self.cond)
         pthread_mutex_unlock(&self.mutex)
 
-    cdef void wait(self, bint watching, unsigned long me, long long events) noexcept nogil:
+    cdef void wait(self, bint watching, bint polls, unsigned long me, long long events) noexcept nogil:
         """Waits, the run's lock let go by the caller, until ``events``
         (read under the run's lock) is out of date or: for the watcher
         (``watching``), a running tick or the active worker's absence
-        reaches ``handoff_ms``, or the poll period passes (for interrupts and
-        the run's duration); the others wait for the events alone."""
+        reaches ``handoff_ms``; where ``polls``, the poll period passes (for
+        interrupts, signals and the run's duration). The others wait for the
+        events alone."""
         cdef long long poll_end = monotonic_ns() + self.poll_ns
         pthread_mutex_lock(&self.mutex)
-        while self.events == events and self._sleep(watching, me, poll_end):
+        while self.events == events and self._sleep(watching, polls, me, poll_end):
             pass
         pthread_mutex_unlock(&self.mutex)
 
-    cdef bint _sleep(self, bint watching, unsigned long me, long long poll_end) noexcept nogil:
+    cdef bint _sleep(self, bint watching, bint polls, unsigned long me, long long poll_end) noexcept nogil:
         """One sleep of wait (the mutex held): False where the worker must look now."""
         cdef long long now = monotonic_ns(), due
         cdef timespec at
+        if polls and now >= poll_end:
+            return False
         if watching:
-            if now >= poll_end:
-                return False
             if self.running > 0:
                 due = self.youngest + self.handoff_ns
             elif self.active != 0 and self.active != me:
@@ -103,6 +112,8 @@ cdef class IdleWorkers:
             if now >= due:
                 return False
             due = min(due, poll_end)
+        elif polls:
+            due = poll_end
         else:
             due = now + 1000000000LL  # only the events end this wait: it loops on
         at.tv_sec, at.tv_nsec = due // 1000000000LL, due % 1000000000LL
