@@ -1,7 +1,9 @@
 """Devices and their primary contexts, streams and events: one module, named
 for the three it holds, since each needs another (a device has its default
-stream, a stream its device, ``Stream.record`` makes an ``Event`` and
-``Event.record`` reads a stream's device).
+stream, a stream its device, ``Stream.record`` makes an ``Event``). The
+``Event`` class itself is compiled, in ``event.pyx`` (it says why), and the
+contexts' bookkeeping is in ``context.py``, both below this module; their
+names are this module's too.
 
 The layer works in primary contexts only, as the runtime API and the array
 libraries it exchanges memory with do: a context cubind makes current is the
@@ -15,15 +17,18 @@ from __future__ import annotations
 
 import operator
 import os
-import threading
 from typing import TYPE_CHECKING
 
 from cubind._core import allocations as _allocations
+from cubind._core import context as _context
 from cubind._core import driver
 from cubind._core import lifetime as _lifetime
+from cubind._core.context import current_context, ensure_context
+from cubind._core.context import primary_context as _primary_context
 from cubind._core.driver import initialized as _cuda
 from cubind._core.enums import enum_member
 from cubind._core.errors import CUDAError, check
+from cubind._core.event import Event
 from cubind._core.handles import current as _current
 from cubind._core.handles import int_streams as _int_streams
 from cubind._core.handles import open_blocks, stream_handle
@@ -55,56 +60,13 @@ if TYPE_CHECKING:
 __all__ = ["Device", "ensure_context", "current_device", "Stream", "Event", "current_stream"]
 
 _ATTRIBUTE_PREFIX = "CU_DEVICE_ATTRIBUTE_"
-_NOT_INITIALIZED = 3  # CUDA_ERROR_NOT_INITIALIZED
 _NO_DEVICE = 100  # CUDA_ERROR_NO_DEVICE
 _INT_MAX = 2**31 - 1  # cuDeviceGet's ordinal is a C int
-
-_lock = threading.Lock()
-_primary: dict = {}  # ordinal -> retained primary CUcontext
-
-
-def ensure_context() -> int:
-    """The ordinal of the device whose context is current, making device 0's
-    primary context current first where none is.
-
-    One driver call when a context is current (two the first time, for
-    ``cuInit``): the array helpers and launches call it on every entry.
-    """
-    cuda = driver.module()
-    err, ctx = cuda.cuCtxGetCurrent()
-    if err == _NOT_INITIALIZED:
-        driver.initialized()
-        err, ctx = cuda.cuCtxGetCurrent()
-    if err != 0:
-        raise CUDAError(err, "cuCtxGetCurrent")
-    if ctx is None or int(ctx) == 0:
-        check(cuda.cuCtxSetCurrent(_primary_context(0)), "cuCtxSetCurrent")
-        return 0
-    return int(check(cuda.cuCtxGetDevice(), "cuCtxGetDevice"))
-
 
 def current_device() -> Device:
     """The :class:`Device` whose context is current (device 0's primary
     context made current where none is)."""
     return Device(ensure_context())
-
-
-def _primary_context(ordinal):
-    """Device ``ordinal``'s primary context, retained on first use; released
-    when the interpreter exits, after the memory, streams, events and modules
-    made in it (cubind._core.lifetime)."""
-    ctx = _primary.get(ordinal)
-    if ctx is not None:
-        return ctx
-    cuda = driver.initialized()
-    with _lock:
-        ctx = _primary.get(ordinal)
-        if ctx is None:
-            dev = check(cuda.cuDeviceGet(ordinal), "cuDeviceGet")
-            ctx = check(cuda.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
-            _lifetime.retained_primary(ordinal, dev)
-            _primary[ordinal] = ctx
-    return ctx
 
 
 def _ordinal(value: SupportsIndex) -> int:
@@ -133,28 +95,6 @@ def _device_count() -> int:
     if err != 0:
         raise CUDAError(err, "cuInit")
     return int(check(driver.module().cuDeviceGetCount(), "cuDeviceGetCount"))
-
-
-def current_context():
-    """The current CUcontext as an int (0 where none is): what the layer's
-    objects record as theirs, for Device.reset()."""
-    cuda = driver.module()
-    err, ctx = cuda.cuCtxGetCurrent()
-    return int(ctx or 0) if err == 0 else 0
-
-
-def _context_made_current():
-    """The current CUcontext as an int, device 0's primary context made
-    current first where none is: ``ensure_context()`` then
-    ``current_context()`` in one driver call where a context is current
-    (an event is made per message in a codelet graph)."""
-    err, ctx = driver.module().cuCtxGetCurrent()
-    if err == 0 and ctx is not None:
-        raw = int(ctx)
-        if raw:
-            return raw
-    ensure_context()
-    return current_context()
 
 
 def _attribute_enum(attribute):
@@ -350,8 +290,7 @@ class Device:
         after. A new primary context is retained at once (and made current
         where the old one was)."""
         cuda = driver.initialized()
-        with _lock:
-            old = _primary.pop(self._ordinal, None)
+        old = _context.forget_primary(self._ordinal)
         was_current = old is not None and current_context() == int(old)
         if old is not None:
             _lifetime.reset_contexts({int(old)})
@@ -359,7 +298,7 @@ class Device:
         if old is not None:
             # Our retain outlives the reset (the driver says so); give it back
             # and retain afresh, so the handle we hand out is the new context's.
-            if _lifetime.released_primary(self._ordinal):
+            if _context.released_primary(self._ordinal):
                 check(cuda.cuDevicePrimaryCtxRelease(self._handle), "cuDevicePrimaryCtxRelease")
             new = _primary_context(self._ordinal)
             if was_current:
@@ -386,14 +325,11 @@ class Device:
 
 _NOT_READY = 600  # CUDA_ERROR_NOT_READY
 _STREAM_NON_BLOCKING = 0x1
-_EVENT_DISABLE_TIMING = 0x2
-_EVENT_BLOCKING_SYNC = 0x1
-_EVENT_INTERPROCESS = 0x4
 _UINT_MAX = 2**32 - 1
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 
 
-_LOST = "{0}: its context was destroyed by Device.reset(); make a new {0}"
+_LOST = _context.LOST
 
 
 def _destroy_stream(handle):
@@ -406,13 +342,6 @@ def _destroy_stream_now(handle):
     try:
         _cuda().cuStreamDestroy(handle)
     except Exception:  # a finalizer has no caller to tell; at exit the driver may be gone
-        pass
-
-
-def _destroy_event(handle):
-    try:
-        _cuda().cuEventDestroy(handle)
-    except Exception:  # as above
         pass
 
 
@@ -644,113 +573,6 @@ def current_stream() -> Stream | None:
     None (the layer's calls then use the default stream, or an array's own).
     Here, beside Stream, not in handles.py: its type is this module's class."""
     return _current.top if open_blocks else None
-
-
-class Event:
-    """A CUDA event. ``timing=True`` (the default) lets :meth:`elapsed_time`
-    and ``end - start`` measure between two events, in milliseconds;
-    ``blocking_sync`` makes :meth:`synchronize` sleep instead of spin."""
-
-    __slots__ = ("_handle", "_raw", "_finalizer", "_timing", "__weakref__")
-    # For the type checker: close() and a lost context set these to None.
-    _raw: int | None
-    _timing: bool | None
-
-    def __init__(self, *, timing: bool = True, blocking_sync: bool = False, interprocess: bool = False) -> None:
-        flags = (0 if timing else _EVENT_DISABLE_TIMING) | (_EVENT_BLOCKING_SYNC if blocking_sync else 0)
-        if interprocess:
-            flags |= _EVENT_INTERPROCESS | _EVENT_DISABLE_TIMING
-        context = _context_made_current()
-        err, handle = _cuda().cuEventCreate(flags)
-        if err:
-            raise CUDAError(err, "cuEventCreate")
-        self._handle = handle
-        self._raw = int(handle)
-        self._timing = bool(timing) and not interprocess
-        self._finalizer = _lifetime.track(self, context, _destroy_event, handle)
-
-    @property
-    def handle(self) -> cuda.CUevent:
-        """The ``cuda.CUevent`` for the 1:1 functions."""
-        self._check_open()
-        return self._handle
-
-    def _check_open(self):
-        if self._raw is None:
-            raise ValueError(_LOST.format("event") if self._timing is None else "event: the event is closed")
-
-    def _context_lost(self):
-        self._raw = None
-        self._timing = None
-
-    @property
-    def timing(self) -> bool:
-        """Whether the event records time (:meth:`elapsed_time` needs it at both ends)."""
-        return bool(self._timing)
-
-    def record(self, stream: _StreamLike = None) -> Event:
-        """Records the event on ``stream`` (any stream; None: the default
-        stream of the current context); returns the event."""
-        self._check_open()
-        if type(stream) is Stream and stream._raw is not None and stream._raw > 2:
-            # A stream of cubind's own (a codelet's, an array's): the common case, one call.
-            check(_cuda().cuEventRecord(self._handle, stream._raw), "cuEventRecord")
-            return self
-        raw = int(stream) if isinstance(stream, Stream) else stream_handle(stream, "stream")
-        if raw in (0, 1, 2) and isinstance(stream, Stream) and stream._device is not None:
-            with stream._device:
-                check(_cuda().cuEventRecord(self._handle, raw), "cuEventRecord")
-        else:
-            check(_cuda().cuEventRecord(self._handle, raw), "cuEventRecord")
-        return self
-
-    def synchronize(self) -> None:
-        """Waits until the work before the event's record has finished."""
-        self._check_open()
-        check(_cuda().cuEventSynchronize(self._handle), "cuEventSynchronize")
-
-    def query(self) -> bool:
-        """True when the work before the event's record has finished."""
-        self._check_open()
-        return _ready(_cuda().cuEventQuery(self._handle), "cuEventQuery")
-
-    def elapsed_time(self, end: Event) -> float:
-        """Milliseconds from this event to ``end`` (both recorded, both with timing)."""
-        if not isinstance(end, Event):
-            raise TypeError(f"end: expected a cubind.Event, not {type(end).__name__}")
-        for which, ev in (("start", self), ("end", end)):
-            if ev._raw is None:
-                raise ValueError(f"{which}: the event is closed")
-            if not ev._timing:
-                raise ValueError(f"{which}: the event was created with timing=False")
-        return float(check(_cuda().cuEventElapsedTime(self._handle, end._handle), "cuEventElapsedTime"))
-
-    def __sub__(self, start: Event) -> float:
-        """``end - start``: milliseconds between two events."""
-        if not isinstance(start, Event):
-            return NotImplemented
-        return start.elapsed_time(self)
-
-    def close(self) -> None:
-        """Destroys the event now (idempotent); a closed event refuses every use."""
-        self._finalizer()
-        self._raw = None
-
-    def __enter__(self) -> Event:
-        return self
-
-    def __exit__(self, *exc: object) -> Literal[False]:
-        self.close()
-        return False
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Event) and other._raw == self._raw
-
-    def __hash__(self) -> int:
-        return hash((Event, self._raw))
-
-    def __repr__(self):
-        return "<cubind.Event (closed)>" if self._raw is None else f"<cubind.Event 0x{self._raw:x}>"
 
 
 def _flag(value, param, low, high):

@@ -2,9 +2,10 @@
 
 At interpreter exit, before modules are torn down, :func:`_at_exit` frees in
 this order: device memory still referenced (a module global of the user's
-program, a reference cycle), the events of queued-work holds, the streams,
-events and libraries the layer made (newest first), then the primary
-contexts it retained. A leak checker (``compute-sanitizer --leak-check
+program, a reference cycle), the events of queued-work holds, the
+``cubind.Event`` objects still alive (``event.pyx`` keeps them in a list of
+its own), the streams, graphs and libraries the layer made (newest first),
+then the primary contexts it retained (``context.py`` notes them). A leak checker (``compute-sanitizer --leak-check
 full``) then finds nothing of cubind's left when the driver goes. The hook is
 registered after ``weakref.finalize``'s own, so it runs first (atexit runs
 newest first) and the finalizers of the objects it released are already spent.
@@ -19,16 +20,17 @@ import threading
 import weakref
 
 from cubind._core import allocations as _allocations
+from cubind._core import context as _context
+from cubind._core import event as _event
 from cubind._core import pending as _pending
 from cubind._core.driver import module as _driver_module
 
-__all__ = ["track", "Release", "EVERY_RESET", "retained_primary", "released_primary", "reset_contexts", "resets"]
+__all__ = ["track", "Release", "EVERY_RESET", "reset_contexts", "resets"]
 
 # Reentrant: a release runs when its object goes, which may be inside a
 # garbage collection that began while this thread held the lock.
 _lock = threading.RLock()
 _resources: dict = {}  # Release -> context as int, or None for a context-independent handle
-_primaries: list = []  # (ordinal, CUdevice) retained, in retain order
 # The context of a handle that belongs to no context but whose use dies with
 # any reset (a CUlibrary: its kernels' code lived in the contexts): a reset
 # releases it (runs its finalizer) and then tells the object (_context_lost).
@@ -89,23 +91,6 @@ def track(obj, context, fn, *args):
     return release
 
 
-def retained_primary(ordinal, device):
-    """Records a primary context retained by the layer: released last at exit."""
-    with _lock:
-        _primaries.append((ordinal, device))
-
-
-def released_primary(ordinal):
-    """Forgets the layer's retain of device ``ordinal``'s primary context
-    (the caller releases it); False where none was recorded."""
-    with _lock:
-        for i, (o, _dev) in enumerate(_primaries):
-            if o == ordinal:
-                del _primaries[i]
-                return True
-    return False
-
-
 def reset_contexts(contexts):
     """Forgets everything the layer made in ``contexts`` (ints): memory,
     streams and events; releases what every reset ends (modules, EVERY_RESET),
@@ -114,6 +99,7 @@ def reset_contexts(contexts):
     contexts = {int(c) for c in contexts}
     _allocations.abandon(contexts)  # device memory first, while the streams it is ordered on exist
     _pending.drop()
+    _event.abandon(contexts)
     with _lock:
         gone = [r for r, ctx in list(_resources.items()) if ctx in contexts or ctx == EVERY_RESET]
         entries = [(r, _resources.pop(r)) for r in gone]
@@ -139,14 +125,13 @@ def _quietly(fn, *args):
 def _at_exit():
     _quietly(_allocations.release_all)
     _quietly(_pending.drop, True)
+    _quietly(_event.release_all)
     with _lock:
         releases = list(reversed(_resources))
         _resources.clear()
     for release in releases:
         _quietly(release._run)
-    with _lock:
-        primaries = list(reversed(_primaries))
-        _primaries.clear()
+    primaries = _context.take_primaries()
     if primaries:
         cuda = _driver_module()
         for _ordinal, device in primaries:

@@ -1,4 +1,4 @@
-"""Devices, contexts, streams and events (cubind/_core/context.py): device
+"""Devices, contexts, streams and events (cubind/_core/device_stream_event.py): device
 attributes by name and ordinals checked before the driver; against
 tests/fake_driver, other libraries' streams wrapped unowned, what closes,
 a device out of range and ``with stream:`` current per thread and nested;
