@@ -14,8 +14,7 @@ the GIL makes whole, no lock), so that ``lifetime`` destroys those still
 alive at exit (``release_all``), before the primary contexts are released,
 and forgets those of a context ``Device.reset()`` destroys (``abandon``):
 they then refuse use. The driver is called without the GIL, as the 1:1
-functions call it, except to destroy an event (it does not block, and a
-collection destroys them).
+functions call it.
 """
 
 cimport cython
@@ -113,9 +112,13 @@ cdef class Event:
         if ev == 0:
             return
         self._ev = 0
-        # With the GIL (it also runs in __dealloc__): the call does not block.
-        # No caller to tell of an error; a destroyed context took the event already.
-        cdrv.cuEventDestroy(<cdrv.CUevent>ev)
+        # Without the GIL like every call here, in __dealloc__ too: under
+        # compute-sanitizer a destroy may wait for the device, whose work may
+        # wait for another thread that needs the GIL (test_threads.py hung
+        # there with the GIL held). No caller to tell of an error; a
+        # destroyed context took the event already.
+        with nogil:
+            cdrv.cuEventDestroy(<cdrv.CUevent>ev)
 
     cdef void _lose(self) noexcept:
         """Its context is being destroyed: forgotten without a driver call."""
