@@ -428,8 +428,8 @@ cdef class Run:
         and each move hands the GIL over (four workers ran a pipeline of
         short ticks at 0.83x one worker on the H200). So another waits until
         the active one has been away for ``handoff_ms``."""
-        me = PyThread_get_thread_ident()
-        if self.idle.active == 0 or self.idle.active == me:
+        cdef unsigned long me = PyThread_get_thread_ident()
+        if self.idle.active == 0 or self.idle.active == me:  # the active worker: no Python int made
             return False
         if _monotonic_ns() - self.idle.finished >= self.idle.handoff_ns:
             self._end_watch(me)
@@ -476,9 +476,10 @@ cdef class Run:
         running tick again, and this worker the active one."""
         cdef _Entry en
         cdef long long youngest = 0
-        for en in self.order:
-            if en.state == E_RUNNING and en.started > youngest:
-                youngest = en.started
+        if self.running > 0:  # else none runs: no scan (one thread ticking, the usual case)
+            for en in self.order:
+                if en.state == E_RUNNING and en.started > youngest:
+                    youngest = en.started
         self.idle.ended(youngest, _monotonic_ns(), PyThread_get_thread_ident())
 
     cdef _Entry _pick(self, object now, list target):
