@@ -4,6 +4,7 @@ each answers one question the rows raised, on the GPU machine.
     python bench/graph_probes.py workers [--messages 2000] [--rounds 5]
     python bench/graph_probes.py addresses [--messages 3000]
     python bench/graph_probes.py holoscan-after [--messages 20000]   # holoscan importable
+    python bench/graph_probes.py trees BEFORE AFTER [--messages 3000] [--rounds 8]
 
 - ``workers``: the 1 MiB pipeline on one worker, four, and four whose idle
   workers look only every 20 ms (``handoff_ms=1000``), in turn; every tick
@@ -17,6 +18,10 @@ each answers one question the rows raised, on the GPU machine.
 - ``holoscan-after``: our greedy ping before and after one Holoscan ping run
   in the same process, and which threads are busy meanwhile: why the rows
   run Holoscan in a process of its own.
+- ``trees``: the pipeline's chain, ticked and four-worker rows from two
+  built trees (the one before a change and the one after), in child
+  processes taken in turn: what a change gained on one machine (eleventh
+  session).
 """
 
 import argparse
@@ -25,6 +30,7 @@ import ctypes
 import json
 import os
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -143,13 +149,63 @@ def holoscan_after(args):
     print(json.dumps({"threads_busy_after_holoscan": _busy_threads(), "our_ping_after": pings()}), flush=True)
 
 
+# -- trees
+
+_TREE_CHILD = r"""
+import json, sys
+sys.path.insert(0, "bench")
+import graph_messages as gm, cubind
+saxpy = cubind.Program(gm.SAXPY).compile().get_kernel("saxpy")
+gm.Stage.launch = staticmethod(lambda x: saxpy(gm.GRID, 256, 2.0, x, x, gm.N))
+gm.pipeline(500, 1, "p", resident=True)
+gm.pipeline(500, 1, "p")
+rows = {"chain": [], "ticked": [], "ticked, 4 workers": []}
+for _ in range(2):
+    rows["chain"].append(gm.pipeline(MESSAGES, 1, "p", resident=True)["messages_per_s"])
+    rows["ticked"].append(gm.pipeline(MESSAGES, 1, "p")["messages_per_s"])
+    rows["ticked, 4 workers"].append(gm.pipeline(MESSAGES, 4, "p")["messages_per_s"])
+print("rows " + json.dumps(rows))
+"""
+
+
+def trees(args):
+    """The 1 MiB pipeline's rows (chain, ticked, ticked on four workers)
+    from two built trees, in child processes taken in turn (the order
+    swapped each round), each with its own tree first on the path: a change
+    measured against the tree before it on one machine, whose speed swings
+    between instances more than the change."""
+    got = {tree: {} for tree in args.tree}
+    child = _TREE_CHILD.replace("MESSAGES", str(args.messages))
+    for r in range(args.rounds):
+        for tree in (args.tree if r % 2 == 0 else args.tree[::-1]):
+            done = subprocess.run([sys.executable, "-c", child], cwd=tree, capture_output=True, text=True,
+                                  env=dict(os.environ, PYTHONPATH=tree))
+            line = [ln for ln in done.stdout.splitlines() if ln.startswith("rows ")]
+            if not line:
+                sys.exit(f"graph_probes.py trees: {tree} failed:\n{done.stderr[-2000:]}")
+            for row, rates in json.loads(line[0][len("rows "):]).items():
+                got[tree].setdefault(row, []).extend(rates)
+            print(json.dumps({"round": r, "tree": tree, "rows": got[tree]}), flush=True)
+    before, after = args.tree
+    for row in got[after]:
+        b, a = statistics.median(got[before][row]), statistics.median(got[after][row])
+        print(json.dumps({"row": row, "before": round(b), "after": round(a), "after/before": round(a / b, 3)}))
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("probe", choices=("workers", "addresses", "holoscan-after"))
+    parser.add_argument("probe", choices=("workers", "addresses", "holoscan-after", "trees"))
+    parser.add_argument("tree", nargs="*", help="trees: the tree before and the tree after (built, each a root)")
     parser.add_argument("--messages", type=int, default=None)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    args.messages = args.messages or {"workers": 2000, "addresses": 3000, "holoscan-after": 20000}[args.probe]
+    args.messages = args.messages or {"workers": 2000, "addresses": 3000, "holoscan-after": 20000,
+                                      "trees": 3000}[args.probe]
+    if args.probe == "trees":
+        if len(args.tree) != 2:
+            parser.error("trees takes two trees: the one before and the one after")
+        trees(args)  # the children need the GPU, not this process
+        return
     if args.probe != "holoscan-after" and cubind.Device.count() == 0:
         sys.exit(f"graph_probes.py {args.probe}: needs a GPU")
     {"workers": workers, "addresses": addresses, "holoscan-after": holoscan_after}[args.probe](args)
