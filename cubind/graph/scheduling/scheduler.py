@@ -54,7 +54,11 @@ class MultiThreadScheduler(Scheduler, gxf_type="MultiThreadScheduler"):
     (a tick that blocks lets the others go on; short Python ticks, which hold
     the GIL, run one after the other instead of trading it).
 
-    One waiting worker (the watcher) looks again when the youngest running
+    The calling thread is the first worker and picks first; the others
+    defer to the worker that finished the last tick, so short ticks run on
+    the calling thread, as on the greedy scheduler (on the H200 the same
+    ticks cost more on a new thread). One waiting worker (the watcher)
+    looks again when the youngest running
     tick reaches ``handoff_ms``, or the worker that finished the last tick
     has been away that long; the others sleep until the run ends or the
     watcher leaves. They wait without the GIL and without the scheduler's
@@ -62,8 +66,8 @@ class MultiThreadScheduler(Scheduler, gxf_type="MultiThreadScheduler"):
     ticking thread nothing, and a tick that blocks is joined within about
     ``handoff_ms``. Looks that took the GIL made four workers run short
     ticks at 0.76 to 0.90x the greedy scheduler (no GPU, 2 cores), and at
-    0.77x on the H200 even spaced out; waiting without it, the H200 ran
-    them at the single worker's rate (the bench's rows say the latest)."""
+    0.77x on the H200 even spaced out; without the GIL and on the calling
+    thread, at 0.98 to 1.05x (the bench's rows say the latest)."""
 
     worker_thread_number = Parameter(int, 2)
     handoff_ms = Parameter(float, 1.0, "how long every running tick must have run before another starts "
