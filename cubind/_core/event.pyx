@@ -8,7 +8,7 @@ the emulated driver where the driver's own calls took 0.3: on the H200 the
 bench's timing pairs alone were 14 % of a ticked pipeline's time.
 
 An event destroys its ``CUevent`` when closed or collected. The events alive
-are linked into a list through themselves (as ``allocations.pyx`` keeps
+are linked into a list through themselves (``allocations.Linked``, as it keeps
 device memory: a few pointer writes with no Python call between them, which
 the GIL makes whole, no lock), so that ``lifetime`` destroys those still
 alive at exit (``release_all``), before the primary contexts are released,
@@ -21,6 +21,7 @@ cimport cython
 from libc.stdint cimport uintptr_t
 
 cimport cuda.cdriver as cdrv
+from cubind._core.allocations cimport Linked, link_into, linked_members, unlink_from
 
 from cubind._core.context import LOST, ensure_context
 from cubind._core.driver import module as _driver
@@ -43,7 +44,7 @@ cdef _fail(int err, str call):
 
 
 @cython.auto_pickle(False)
-cdef class Event:
+cdef class Event(Linked):
     """A CUDA event. ``timing=True`` (the default) lets :meth:`elapsed_time`
     and ``end - start`` measure between two events, in milliseconds;
     ``blocking_sync`` makes :meth:`synchronize` sleep instead of spin."""
@@ -53,9 +54,6 @@ cdef class Event:
     cdef object _handle     # its cuda.CUevent, made when first asked for
     cdef bint _timed
     cdef bint _lost         # its context was destroyed by Device.reset()
-    cdef void* _prev
-    cdef void* _next
-    cdef bint _linked
     cdef object __weakref__
 
     def __cinit__(self, *, timing=True, blocking_sync=False, interprocess=False):
@@ -84,26 +82,10 @@ cdef class Event:
     # -- the live list
 
     cdef void _link(self) noexcept:
-        global _head
-        self._prev = NULL
-        self._next = _head
-        if _head != NULL:
-            (<Event>_head)._prev = <void*>self
-        _head = <void*>self
-        self._linked = True
+        link_into(self, &_head)
 
     cdef void _unlink(self) noexcept:
-        global _head
-        if not self._linked:
-            return
-        if self._prev != NULL:
-            (<Event>self._prev)._next = self._next
-        else:
-            _head = self._next
-        if self._next != NULL:
-            (<Event>self._next)._prev = self._prev
-        self._prev = self._next = NULL
-        self._linked = False
+        unlink_from(self, &_head)
 
     cdef void _release(self) noexcept:
         """Destroys the event, once (close, collection and the exit hook may race)."""
@@ -263,12 +245,7 @@ cdef object _stream_device(object stream):
 
 
 cdef list _live():
-    cdef list out = []
-    cdef void* p = _head
-    while p != NULL:
-        out.append(<Event>p)
-        p = (<Event>p)._next
-    return out
+    return linked_members(_head)
 
 
 def release_all():
