@@ -1,12 +1,15 @@
 """Helpers the test files share (imported, not fixtures): the one ``ok``, the
 one ``error``, the import of cubind's driver package and a snippet run on the
-emulated driver, the C-level modules of NVIDIA's each spec serves.
+emulated driver, the C-level modules of NVIDIA's each spec serves, the
+stress tests' thread switch interval.
 
 Kept out of conftest.py so that test files and the snippets they run in fresh
 interpreters (PYTHONPATH from tests/_toolkit.pythonpath) can import them.
 """
 
+import contextlib
 import re
+import sys
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -155,3 +158,15 @@ def free_port():
     with socket.socket() as s:  # a crowded machine: the kernel's choice
         s.bind(("0.0.0.0", 0))
         return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def switching(interval):
+    """The interpreter switches threads every ``interval`` seconds meanwhile
+    (1e-6: as often as CPython allows), for the thread stress tests."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(interval)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)

@@ -9,23 +9,15 @@ and at a reset in test_lifetime.py."""
 
 import contextlib
 import gc
-import sys
 import threading
 
 import cubind
 from cubind._core import event as _event
+from tests._helpers import switching
 
 THREADS, ROUNDS = 8, 1500
 
 
-@contextlib.contextmanager
-def _switching(interval):
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(interval)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(previous)
 
 
 def test_events_made_closed_shared_and_dropped_on_many_threads_are_each_destroyed_once(emulated_gpu):
@@ -55,7 +47,7 @@ def test_events_made_closed_shared_and_dropped_on_many_threads_are_each_destroye
         except Exception as exc:  # noqa: BLE001 - reported below with the others
             errors.append(repr(exc))
 
-    with _switching(1e-6):
+    with switching(1e-6):
         threads = [threading.Thread(target=work) for _ in range(THREADS)]
         for t in threads:
             t.start()

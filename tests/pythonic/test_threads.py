@@ -21,11 +21,9 @@ compile cache on. On b53cf2a eight threads doing a third of this crashed the
 interpreter in cubind/_pending.py.
 """
 
-import contextlib
 import gc
 import os
 import queue
-import sys
 import threading
 
 import numpy as np
@@ -34,20 +32,11 @@ import pytest
 import cubind
 import cubind._core.pending as _pending
 from cubind import empty, to_gpu
-from tests._helpers import import_cubind_driver
+from tests._helpers import import_cubind_driver, switching
 
 cuda = import_cubind_driver()
 
 
-@contextlib.contextmanager
-def _switching(interval):
-    """The interpreter switches threads that often meanwhile."""
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(interval)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(previous)
 
 
 # == cubind/_pending.py alone, against the emulated driver =======================================
@@ -61,7 +50,7 @@ def checking_driver(emulated_gpu):
     queries, the thread yielding before each use of one (the binding gives
     up the GIL around every C call), threads switched as often as CPython
     allows."""
-    with _switching(1e-6):
+    with switching(1e-6):
         yield emulated_gpu.configure(event_queries=3, latency=0, record_calls=False)
 
 
@@ -136,7 +125,7 @@ def threaded_gpu(emulated_gpu):
     0-3 queries, the thread yields before each use of an event, the array's
     kernels are refused (the layouts need none), threads switch as often as
     the interpreter can."""
-    with _switching(1e-6):
+    with switching(1e-6):
         yield emulated_gpu.configure(event_queries="random", latency=0, kernels=False, record_calls=False)
 
 
