@@ -233,6 +233,8 @@ cdef uintptr_t _raw_stream(object stream) except? 0:
     value = int(stream) if type(stream) in _int_streams else stream_handle(stream, "stream")
     if value < 0:
         raise ValueError(f"stream: a handle is not negative, got {value}")
+    if value > <uintptr_t>-1:
+        raise OverflowError(f"stream: {value:#x} is wider than a handle")
     return value
 
 

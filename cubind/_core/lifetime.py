@@ -5,8 +5,9 @@ this order: device memory still referenced (a module global of the user's
 program, a reference cycle), the events of queued-work holds, the
 ``cubind.Event`` objects still alive (``event.pyx`` keeps them in a list of
 its own), the streams, graphs and libraries the layer made (newest first),
-then the primary contexts it retained (``context.py`` notes them). A leak checker (``compute-sanitizer --leak-check
-full``) then finds nothing of cubind's left when the driver goes. The hook is
+then the primary contexts it retained (``context.py`` notes them). A leak
+checker (``compute-sanitizer --leak-check full``) then finds nothing of
+cubind's left when the driver goes. The hook is
 registered after ``weakref.finalize``'s own, so it runs first (atexit runs
 newest first) and the finalizers of the objects it released are already spent.
 

@@ -82,3 +82,19 @@ def test_a_closed_event_refuses_use_and_a_dropped_one_is_destroyed(emulated_gpu)
             raise AssertionError("a closed event was used")
     assert repr(kept) == "<cubind.Event (closed)>"
     assert driver.violations == []
+
+
+def test_a_record_on_what_is_not_a_stream_names_the_parameter(emulated_gpu):
+    emulated_gpu.configure(latency=0)
+    event = cubind.Event()
+    cases = [("not a stream", TypeError, "stream: expected a stream"),
+             (-1, ValueError, "stream: a handle is not negative, got -1"),
+             (1 << 64, OverflowError, "stream: 0x10000000000000000 is wider than a handle")]
+    for stream, kind, message in cases:
+        try:
+            event.record(stream)
+        except kind as exc:
+            assert str(exc).startswith(message), exc
+        else:
+            raise AssertionError(f"record({stream!r}) was taken")
+    assert event.record(None) is event  # still usable
