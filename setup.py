@@ -535,7 +535,9 @@ def extensions(root=ROOT):
              "-Wno-deprecated-declarations", *_load_cuda_paths().FALLBACK_FLAGS]
     exts = []
     for name in module_names(root):
-        exts.append(Extension(name, [module_source(name)], extra_compile_args=flags))
+        # A module's own folder is on its include path: a header beside it (ucx/ucp_subset.h) is found.
+        source = module_source(name)
+        exts.append(Extension(name, [source], include_dirs=[os.path.dirname(source)], extra_compile_args=flags))
     return exts
 
 

@@ -499,10 +499,10 @@ def remote_rows(count, pipeline_count, floor_binary=None):
         return [_skipped("across processes (UCX)", "ucxx not installed (pip install 'cubind[ucx]')")]
     rows = [child_row("ping_over_ucx_in_one_process", count)]
     rows.append(two_process_row("cubind.graph ping pair, two processes over UCX", count))
-    # ucxx's default wait polls each pending request once per loop turn, keeping each part's loop thread busy;
-    # its Python futures (a notifier thread) do not poll: which is faster depends on the cores free.
-    rows.append(two_process_row("cubind.graph ping pair, two processes over UCX (UCXPY_ENABLE_PYTHON_FUTURE=1)",
-                                count, environ={"UCXPY_ENABLE_PYTHON_FUTURE": "1"}))
+    # ucxx's own default wait polls each pending request once per loop turn, keeping each part's loop thread
+    # on the GIL; cubind.graph's transport sets its Python futures (a notifier thread) unless told otherwise.
+    rows.append(two_process_row("cubind.graph ping pair, two processes over UCX (UCXPY_ENABLE_PYTHON_FUTURE=0)",
+                                count, environ={"UCXPY_ENABLE_PYTHON_FUTURE": "0"}))
     # Host tensors: UCX's shared memory and CMA on the data route (docs/graph.md, "One host: the data route").
     for size in SWEEP_SIZES:
         rows.append(two_process_row(host_row_name(size), sweep_count(size, pipeline_count), size))

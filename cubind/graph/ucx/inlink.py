@@ -11,47 +11,55 @@ queue are read as usual)."""
 
 import asyncio
 import json
+import secrets
 import time
 
+import numpy as np
+
+import cubind
 from cubind.graph.model.queues import QueueFullError
 
-from .receiving import ReceiveBlocks
 from .transport import (
     BYE,
     HELLO_TIMEOUT_S,
-    DataRoute,
     Handoff,
     Link,
     UcxError,
     answer,
     as_json,
+    close_channel,
     close_endpoint,
-    data_route_offer,
     log,
     lost_connection,
+    peer_checks,
+    place,
     receive_note,
     send_note,
 )
 from .wire import LAYOUT, WireError, assemble, decode_header
 
 PEER_CLOSE_S = 2.0
+# The note that tells the transmitter its goodbye arrived (after every message before it).
+ENDED = object()
 
 
 class _Connection:
-    """One transmitter's connection: its endpoint, the credits and goodbye
-    to send on it, and what arrived on it (a restarted transmitter makes
-    another, which counts from zero as that transmitter does)."""
+    """One transmitter's connection: its endpoint, its data path
+    (``pump.Channel``), the notes to send on the connection (our goodbye,
+    the "ended" after theirs), and what arrived on it (a restarted
+    transmitter makes another, which counts from zero as that transmitter
+    does)."""
 
     def __init__(self, ep, peer, engine):
         self.ep, self.peer = ep, peer
+        self.channel = None
         self.box = asyncio.Queue()
-        self.to_grant = Handoff(engine, self.box)  # credits, then the goodbye
+        self.to_grant = Handoff(engine, self.box)  # our goodbye, and the "ended"
         self.tasks = []
         self.received = 0
         self.credits = 0  # the room granted when it was accepted
         self.again = False  # it follows a lost connection
         self.arrived = None  # what arrived on that one, where it came from the same queue path
-        self.data_tag = None  # the tag of its data route's buffers, where it was offered one
         self.said_bye = asyncio.Event()
         self.closed = asyncio.Event()  # the transmitter closed after its goodbye
 
@@ -73,12 +81,6 @@ class InLink(Link):
         self.held = 0
         self.reconnects = 0
         self.finished = False
-        self.blocks = None  # the device memory its tensors are received into, made at the first
-
-    def receive_blocks(self, ordinal):
-        if self.blocks is None:
-            self.blocks = ReceiveBlocks(ordinal)
-        return self.blocks
 
     def active(self):
         """The transmitter may still send (or one may connect again): not said
@@ -106,9 +108,9 @@ class InLink(Link):
             return
         with self.lock:
             self.held -= count
-            handoff = None if self.conn is None else self.conn.to_grant
-        if handoff is not None:
-            handoff.put(count)
+            channel = None if self.conn is None else self.conn.channel
+        if channel is not None:
+            channel.credit(count)
 
     def counts(self):
         with self.lock:
@@ -161,24 +163,44 @@ class InLink(Link):
             await answer(ep, {"ok": False, "error": problem})
             self._refused(f"refused {hello.get('source')!r}: {problem}")
             return
-        offer = data_route_offer(hello, self.context.engine)
-        conn.data_tag = None if offer is None else offer["tag"]
+        try:
+            channel, data = self._channel(hello)
+        except Exception as exc:
+            with self.lock:
+                if self.conn is conn:
+                    self.conn = None
+            why = f"its data path could not be made ({type(exc).__name__}: {exc})"
+            await answer(ep, {"ok": False, "error": why})
+            self._refused(f"refused {hello.get('source')!r}: {why}")
+            return
+        conn.channel = channel
         await answer(ep, {"ok": True, "path": self.queue.path, "capacity": self.queue.capacity,
                           "policy": self.queue.policy, "credits": conn.credits, "arrived": conn.arrived,
-                          "data": offer})
+                          "data": data})
         if conn.again:
             log.warning("%s: %s connected (again, after a lost connection); receiving resumes with room for %d "
                         "message(s)", self.where, conn.peer, conn.credits)
         if not self.connected.done():
             self.connected.set_result(True)
-        # The credit loop starts after the answer: a credit sent before it would be read as the answer.
-        conn.tasks.append(asyncio.get_running_loop().create_task(self._credit_loop(conn)))
+        # The note loop starts after the answer: a note sent before it would be read as the answer.
+        conn.tasks.append(asyncio.get_running_loop().create_task(self._note_loop(conn)))
         self.context.wake()
-        await self._receive_loop(conn)
+        await self._watch(conn)
         with self.lock:
             replaced = conn is not self.conn
         if replaced:  # lost: the current connection (if any) is another one; close() closes that
+            await close_channel(conn.channel, True)
             await close_endpoint(conn.ep, conn.tasks)
+
+    def _channel(self, hello):
+        """The data path from the transmitter's pump (its hello says where),
+        and what the answer tells it: our pump's address, the connection's
+        tag (ours to choose: one per connection, so that a lost one's
+        messages are never taken for a new one's) and our place."""
+        pump = self.context.engine.pump()
+        tag = secrets.randbits(56) << 8
+        channel = pump.open(bytes.fromhex(hello["data"]["address"]), tag, peer_checks(hello.get("place")), True, self)
+        return channel, {"address": pump.address.hex(), "tag": tag, "place": place()}
 
     def _connection(self, ep, peer):
         """The connection of a transmitter just accepted, made current (the
@@ -216,65 +238,93 @@ class InLink(Link):
         if self.connected is not None and not self.connected.done():
             self.connected.set_result(False)
 
-    async def _receive_loop(self, conn):
-        """The next header's receive is posted as soon as the current
-        message's buffers' are (tagged messages match in the order their
-        receives are posted), so it is under way while the buffers arrive."""
-        ep, where = conn.ep, f"entity {self.queue.entity.name!r}, {self.queue.path}"
-        loop = asyncio.get_running_loop()
-        next_note = loop.create_task(receive_note(ep))
+    async def _watch(self, conn):
+        """Waits on the connection: the transmitter sends nothing on it after
+        the hello (its messages go on the data path) and closes it after its
+        goodbye; an end before that goodbye is a lost connection."""
         try:
-            while True:
-                try:
-                    raw = await next_note
-                except Exception as exc:
-                    if self.peer_ended:
-                        return
-                    text = (f"{self.where}: the connection from {conn.peer} was lost after {conn.received} "
-                            f"message(s) ({type(exc).__name__}: {exc or 'peer gone'})")
-                    if lost_connection(exc):
-                        self._lost(conn, text)
-                    else:  # a note that is not ours (its length past the limit)
-                        self._fail(UcxError(text))
-                    return
-                try:
-                    note = json.loads(bytes(raw).decode())
-                except ValueError:
-                    note = None
-                if isinstance(note, dict) and note.get("bye"):
-                    self._ended(conn, note)
-                    await self._until_closed(conn)
-                    return
-                try:
-                    entries = decode_header(raw, f"{where}: message {conn.received + 1} from {conn.peer}")
-                    tensors, receives = self._post_tensors(conn, entries)
-                    next_note = loop.create_task(receive_note(ep))
-                    for result in await asyncio.gather(*receives, return_exceptions=True):
-                        if isinstance(result, BaseException):
-                            raise result
-                    message = assemble(entries, tensors)
-                    with self.lock:
-                        self.held += 1
-                    grant = self.queue.deliver_remote(message)
-                except (WireError, QueueFullError) as exc:
-                    self._fail(exc)
-                    return
-                except Exception as exc:
-                    text = (f"{self.where}: message {conn.received + 1} from {conn.peer} was lost "
-                            f"({type(exc).__name__}: {exc})")
-                    if lost_connection(exc):
-                        self._lost(conn, text)
-                    else:
-                        self._fail(UcxError(text))
-                    return
+            await receive_note(conn.ep)
+        except Exception as exc:
+            if self.peer_ended:
+                conn.closed.set()
+                return
+            text = (f"{self.where}: the connection from {conn.peer} was lost after {conn.received} "
+                    f"message(s) ({type(exc).__name__}: {exc or 'peer gone'})")
+            if lost_connection(exc):
+                self._lost(conn, text)
+            else:  # a note that is not ours (its length past the limit)
+                self._fail(UcxError(text))
+            return
+        self._fail(UcxError(f"{self.where}: {conn.peer} sent a note on the connection after its hello (not a "
+                            f"cubind.graph UcxTransmitter of this protocol, {LAYOUT['protocol']}?)"))
+
+    def pump_ready(self, channel):
+        """On the pump's thread: the messages that arrived whole go into the
+        queue, in order, and their room is confirmed as they leave it; the
+        goodbye ends the receiving; a failure of the data path ends the run."""
+        with self.lock:
+            conn = self.conn
+        if conn is None or conn.channel is not channel:
+            return  # a lost connection's: counted as not arrived
+        where = f"entity {self.queue.entity.name!r}, {self.queue.path}"
+        if channel.wants_cuda:
+            try:
+                channel.use_cuda(self.context.engine.cuda_context(self.queue.entity.device or 0))
+            except Exception as exc:
+                self._fail(UcxError(f"{self.where}: a device tensor arrived from {conn.peer}, but this process "
+                                    f"cannot receive it on the GPU ({type(exc).__name__}: {exc})"))
+                return
+        for item in channel.take():
+            if isinstance(item, int):
+                self._ended(conn, item)
+                continue
+            try:
+                entries = decode_header(item[0], f"{where}: message {conn.received + 1} from {conn.peer}")
+                message = assemble(entries, self._tensors(entries, item[1], f"{where}: message {conn.received + 1}"))
                 with self.lock:
-                    self.received += 1
-                    conn.received += 1
-                self.grant(grant)
-                self.context.wake()
-        finally:
-            if not next_note.done():
-                next_note.cancel()
+                    self.held += 1
+                grant = self.queue.deliver_remote(message)
+            except (WireError, QueueFullError) as exc:
+                self._fail(exc)
+                return
+            except Exception as exc:
+                self._fail(UcxError(f"{self.where}: message {conn.received + 1} from {conn.peer} could not be "
+                                    f"received ({type(exc).__name__}: {exc})"))
+                return
+            with self.lock:
+                self.received += 1
+                conn.received += 1
+            self.grant(grant)
+        failure = channel.failure
+        if failure is not None:
+            self._fail(UcxError(f"{self.where}: message {conn.received + 1} from {conn.peer} was lost ({failure})"))
+        self.context.wake()
+
+    def _tensors(self, entries, blocks, where):
+        """The arrays of a message's tensor entries: views of the blocks the
+        data path received them into (one per tensor with bytes, in order),
+        or, where the component serializer names an allocator, copies into
+        its tensors."""
+        tensors, blocks = {}, iter(blocks)
+        ordinal = self.queue.entity.device or 0
+        allocator = self.context.receive_allocator()
+        for entry in entries:
+            if entry["kind"] != "tensor":
+                continue
+            shape, dtype, device = entry["shape"], entry["dtype"], entry["storage"] == "device"
+            block = next(blocks, None) if entry["nbytes"] else None
+            if entry["nbytes"] and block is None:
+                raise WireError(f"{where}: {entry['name']!r} has bytes but none arrived")
+            if block is None:
+                data = cubind.empty(shape, dtype, device=ordinal, pool=False) if device else np.empty(shape, dtype)
+            elif device:
+                data = cubind.Array.from_ptr(block.ptr, shape, dtype, owner=block, device=ordinal)
+            else:
+                data = np.frombuffer(block, dtype).reshape(shape)
+            if allocator is not None:
+                data = self.context.copy_into(allocator, self.queue, entry, data)
+            tensors[entry["name"]] = data
+        return tensors
 
     def _lost(self, conn, text):
         """``conn`` was lost (its transmitter died, or the network between):
@@ -301,63 +351,30 @@ class InLink(Link):
         self._fail(UcxError(f"{text}, and no UcxTransmitter connected again in {ms} ms (UcxContext reconnect: "
                             f"True, connect_timeout_ms: {ms})"))
 
-    async def _until_closed(self, conn):
-        """After the goodbye the transmitter closes first: the listening
-        port's side of the connection then leaves no TIME_WAIT behind, and
-        the app can be started again at once."""
-        try:
-            await receive_note(conn.ep)
-        except Exception:
-            pass
-        conn.closed.set()
-
-    def _post_tensors(self, conn, entries):
-        """The arrays a message's tensors go into, and their receives posted
-        in the header's order (one task each, made here: each posts at its
-        first step, before any receive made after it): of the connection's
-        messages, or of its data route's tag (through the connection's
-        endpoint all the same, so that its loss cancels them)."""
-        tensors, device = {}, False
-        for entry in entries:
-            if entry["kind"] == "tensor":
-                tensors[entry["name"]] = self.context.allocate(self.queue, entry)
-                device = device or entry["storage"] == "device"
-        if device:
-            self.context.engine.use_device(self.queue.entity.device or 0)
-            self.context.allocations_ready(self.queue)
-        loop, tag = asyncio.get_running_loop(), conn.data_tag
-        receive = conn.ep.recv if tag is None else (lambda buffer: DataRoute.receive(conn.ep, buffer, tag))
-        receives = [loop.create_task(receive(tensors[entry["name"]])) for entry in entries
-                    if entry["kind"] == "tensor" and entry["nbytes"]]
-        return tensors, receives
-
-    def _ended(self, conn, note):
+    def _ended(self, conn, expected):
+        """The transmitter's goodbye (on the pump's thread): it sent
+        ``expected`` messages, every one of which is taken by now; the
+        transmitter hears that it arrived ("ended") and then closes."""
         with self.lock:
             self.peer_ended = True
-            expected = int(note.get("sent", -1))
             missing = expected - conn.received
-        conn.said_bye.set()
+        self.context.engine.soon(conn.said_bye.set)
+        conn.to_grant.put(ENDED)
         if missing:
             self._fail(UcxError(f"{self.where}: {conn.peer} sent {expected} message(s), {conn.received} arrived"))
         self.context.wake()
 
-    async def _credit_loop(self, conn):
-        box = conn.box
+    async def _note_loop(self, conn):
+        """Our notes on the connection, in order: our goodbye (this entity
+        reads no more), the "ended" after the transmitter's."""
         try:
             while True:
-                count = await box.get()
-                if count is BYE:
-                    await send_note(conn.ep, as_json({"bye": True}))
+                item = await conn.box.get()
+                await send_note(conn.ep, as_json({"bye": True} if item is BYE else {"ended": True}))
+                if item is ENDED:
                     return
-                while not box.empty():  # credits queued meanwhile go in one note
-                    more = box.get_nowait()
-                    if more is BYE:
-                        box.put_nowait(BYE)
-                        break
-                    count += more
-                await send_note(conn.ep, as_json({"credit": count}))
         except Exception:
-            return  # the receive loop reports a lost connection
+            return  # the watch reports a lost connection
 
     async def close(self, failed, timeout):
         if self.watch is not None:
@@ -369,9 +386,8 @@ class InLink(Link):
             if bye:
                 conn.to_grant.put(BYE)
             try:
-                await asyncio.wait_for(asyncio.shield(conn.tasks[0]), timeout)
-                # Our goodbye is out; the transmitter's comes once its run ends, with its count: what
-                # it sent meanwhile is received and counted, not lost with the connection.
+                # The transmitter's goodbye follows ours once its run ends, with its count: what it
+                # sent meanwhile is received and counted, not lost with the connection.
                 await asyncio.wait_for(conn.said_bye.wait(), timeout)
             except asyncio.TimeoutError:
                 self._fail(UcxError(f"{self.where}: {conn.peer} did not end its sending in {timeout:.0f} s "
@@ -384,10 +400,9 @@ class InLink(Link):
         with self.lock:
             self.closing = True
         if conn is not None:
+            await close_channel(conn.channel, failed or not self.peer_ended)
             await close_endpoint(conn.ep, conn.tasks)
         if self.listener is not None:
             self.listener.close()
-        if self.blocks is not None:
-            self.blocks.close()
         if self.connected is not None and not self.connected.done():
             self.connected.cancel()

@@ -21,50 +21,59 @@ import collections
 import json
 import time
 
+import numpy as np
+
 from cubind.graph.model.queues import FAULT, REJECT, QueueFullError
 
 from .staging import DeviceStaging
 from .transport import (
-    BYE,
     HELLO_TIMEOUT_S,
-    DataRoute,
-    Handoff,
     Link,
     UcxError,
-    after_producer,
     as_json,
+    close_channel,
     close_endpoint,
     log,
     lost_connection,
-    note_frames,
+    peer_checks,
     place,
     receive_note,
-    send_note,
 )
 from .wire import LAYOUT, encode
 
 CONNECT_ATTEMPT_S = 2.0
 RETRY_PERIOD_S = 0.1
-# Messages a transmitter has in flight on its connection (their sends posted, not yet complete).
-SEND_WINDOW = 4
+# How often a closing transmitter looks whether its data path has sent everything.
+DRAIN_POLL_S = 0.001
+
+
+def _buffer(data):
+    """``(pointer, nbytes, device)`` of a buffer ``wire.encode`` gave (a
+    contiguous numpy array, or a device array)."""
+    if isinstance(data, np.ndarray):
+        return data.__array_interface__["data"][0], data.nbytes, False
+    ptr = getattr(data, "ptr", None)
+    if ptr is None:  # CuPy's, PyTorch's, ...: their __cuda_array_interface__
+        ptr = data.__cuda_array_interface__["data"][0]
+    return int(ptr), int(data.nbytes), True
 
 
 class _Connection:
     """One connection to the receiver (a reconnect makes another): its
-    endpoint, its data route where the receiver offered one (else the
-    buffers go on the endpoint too), the messages handed to it and how many
-    of them were sent (its goodbye's count, which the receiver checks on
-    that connection)."""
+    endpoint, its data path (``pump.Channel``), the messages handed to it
+    (``queued``), how many of them were sent (their sends complete), and
+    what the queued ones hold until then (their arrays, staging blocks and
+    ready events: ``keep``)."""
 
-    def __init__(self, ep, route, engine):
-        self.ep, self.route = ep, route
-        self.send_buffer = ep.send if route is None else route.send
-        self.outbox = asyncio.Queue()
-        self.to_send = Handoff(engine, self.outbox)  # messages, then the goodbye
+    def __init__(self, ep, channel):
+        self.ep, self.channel = ep, channel
         self.tasks = []
         self.queued = 0
         self.sent = 0
+        self.keep = collections.deque()
         self.bye_sent = False
+        self.cuda = False  # the data path was given the device's context (at the first device tensor)
+        self.ended = asyncio.Event()  # the receiver has our goodbye
 
 
 class OutLink(Link):
@@ -112,9 +121,14 @@ class OutLink(Link):
             if self.finished or self.remote is None:
                 return
             self.finished = True
-            handoff = None if self.conn is None else self.conn.to_send
-        if handoff is not None:
-            handoff.put(BYE)
+            if self.conn is not None:
+                self._bye(self.conn)
+
+    def _bye(self, conn):
+        """The goodbye after what is queued (the lock held), with the count."""
+        if not conn.bye_sent:
+            conn.bye_sent = True
+            conn.channel.bye(conn.queued)
 
     def deliver(self, message):
         header, buffers = encode(message, self.queue.path, not self.context.cpu_data_only)
@@ -142,11 +156,49 @@ class OutLink(Link):
                 # policy 0: sent anyway; the receiver drops its oldest and gives that credit back.
             self.credits -= 1
             conn = self.conn
+            self._settle_sent(conn)
+            ready, keep = message.ready_event, (message, buffers)
+            if ready is not None:  # device tensors: sent from the device's primary context
+                ordinal = self.queue.entity.device or 0
+                if not conn.cuda:
+                    conn.channel.use_cuda(self.context.engine.cuda_context(ordinal))
+                    conn.cuda = True
+                buffers, taken = self.staging.stage(buffers, ordinal, ready)
+                keep = (message, buffers, taken)
+                if taken:
+                    ready = None  # the staged copies are done, after the producer's work
+            conn.channel.send(header, [_buffer(data) for data in buffers], 0 if ready is None else int(ready.handle))
             conn.queued += 1
-        conn.to_send.put((header, buffers, message.ready_event))
+            conn.keep.append(keep)
+
+    def _settle_sent(self, conn):
+        """Counts the messages the data path sent since the last look, and
+        lets go of what they held (the lock held)."""
+        done = min(conn.channel.sent, conn.queued) - conn.sent
+        for _ in range(done):
+            _, *taken = conn.keep.popleft()
+            if len(taken) == 2:
+                self.staging.give_back(taken[1])
+        conn.sent += done
+        self.sent += done
+
+    def pump_ready(self, channel):
+        """On the pump's thread: credits arrived, or the data path failed."""
+        with self.lock:
+            conn = self.conn
+            if conn is None or conn.channel is not channel:
+                return
+            self.credits += channel.take_credits()
+            failure = channel.failure
+        if failure is not None:
+            self._fail(UcxError(f"{self.where}: message {conn.sent + 1} to {self.peer} could not be sent "
+                                f"({failure})"))
+        self.context.wake()
 
     def counts(self):
         with self.lock:
+            if self.conn is not None:
+                self._settle_sent(self.conn)
             return {"sent": self.sent, "dropped": self.dropped, "lost": self.lost, "reconnects": self.reconnects,
                     "peer": self.peer, "remote": self.remote["path"] if self.remote else None}
 
@@ -154,18 +206,18 @@ class OutLink(Link):
 
     async def connect(self, ucxx, deadline):
         ep, reply, _ = await self._dial(ucxx, deadline)
-        self._begin(ep, reply, await self._route(ucxx, ep, reply))
+        self._begin(ep, reply, await self._channel(ep, reply))
 
-    async def _route(self, ucxx, ep, reply):
-        """The data route the receiver offered (same place), or None."""
-        if not reply.get("data"):
-            return None
+    async def _channel(self, ep, reply):
+        """The data path to the receiver's pump, from its answer."""
         try:
-            return await DataRoute.connect(ucxx, reply["data"])
+            data = reply["data"]
+            return self.context.engine.pump().open(bytes.fromhex(data["address"]), int(data["tag"]),
+                                                   peer_checks(data["place"]), False, self)
         except Exception as exc:
             await close_endpoint(ep, ())
-            raise UcxError(f"{self.where}: the UcxReceiver at {self.peer} is on this host, but UCX could not "
-                           f"reach its worker address ({type(exc).__name__}: {exc})") from None
+            raise UcxError(f"{self.where}: the UcxReceiver at {self.peer} answered, but its data path could not "
+                           f"be reached ({type(exc).__name__}: {exc})") from None
 
     async def _dial(self, ucxx, deadline):
         """An endpoint to the receiver and its answer to the hello, within
@@ -204,7 +256,7 @@ class OutLink(Link):
                           "hint": "is the receiving part started, and the address and port right?"}
         # The hello and its answer are send_obj pairs in every protocol version: a peer of another one is named.
         hello = {"hello": True, "layout": LAYOUT, "source": queue.path, "cpu_data_only": self.context.cpu_data_only,
-                 "place": place()}
+                 "place": place(), "data": {"address": self.context.engine.pump().address.hex()}}
         try:
             await ep.send_obj(as_json(hello))
             reply = json.loads(bytes(await asyncio.wait_for(ep.recv_obj(), HELLO_TIMEOUT_S)).decode())
@@ -220,97 +272,39 @@ class OutLink(Link):
         return None, {"why": f"the UcxReceiver at {self.peer} refused the connection", "error": reply.get("error"),
                       "hint": "is another UcxTransmitter sending to it?"}
 
-    def _begin(self, ep, reply, route):
-        """``ep`` becomes the connection: the room is what the receiver grants
-        (its capacity, less what its queue still holds of a lost connection)."""
-        conn = _Connection(ep, route, self.context.engine)
+    def _begin(self, ep, reply, channel):
+        """``ep`` becomes the connection, ``channel`` its data path: the room
+        is what the receiver grants (its capacity, less what its queue still
+        holds of a lost connection)."""
+        conn = _Connection(ep, channel)
         with self.lock:
             self.remote = {"path": reply["path"], "capacity": int(reply["capacity"]), "policy": int(reply["policy"])}
             self.credits = int(reply["credits"])
             self.conn, self.reconnecting = conn, False
-            bye = self.finished
-        loop = asyncio.get_running_loop()
-        conn.tasks = [loop.create_task(self._send_loop(conn)), loop.create_task(self._control_loop(conn))]
-        if bye:  # the entity ended while there was no connection: the receiver still hears the goodbye
-            conn.to_send.put(BYE)
-
-    async def _send_loop(self, conn):
-        """Up to ``SEND_WINDOW`` messages in flight: the next message's
-        sends are posted while the ones before still complete (a rendezvous
-        waits for the receiver), in the order of the queue (one task per UCX
-        message, made here in order: each posts at its first step)."""
-        loop = asyncio.get_running_loop()
-        in_flight = collections.deque()
-        try:
-            while True:
-                item = await conn.outbox.get()
-                if item is BYE:
-                    while in_flight:
-                        await self._sent(conn, *in_flight.popleft())
-                    await send_note(conn.ep, as_json({"bye": True, "sent": conn.sent}))
-                    with self.lock:
-                        conn.bye_sent = True
-                    return
-                header, buffers, ready = item
-                taken = ()
-                if ready is not None:
-                    ordinal = self.queue.entity.device or 0
-                    self.context.engine.use_device(ordinal)
-                    await after_producer(loop, ready, ordinal)
-                    buffers, taken = self.staging.stage(buffers, ordinal)
-                # The parts of one message keep each other (and the message's arrays) alive until all are sent.
-                parts = [loop.create_task(conn.ep.send(frame)) for frame in note_frames(header)]
-                parts += [loop.create_task(conn.send_buffer(buffer)) for buffer in buffers]
-                in_flight.append((parts, taken))
-                while in_flight and (len(in_flight) > SEND_WINDOW or all(t.done() for t in in_flight[0][0])):
-                    await self._sent(conn, *in_flight.popleft())
-        except Exception as exc:
-            text = f"{type(exc).__name__}: {exc}"
-            if not lost_connection(exc):
-                self._fail(UcxError(f"{self.where}: message {conn.sent + 1} to {self.peer} could not be sent ({text})"))
-                return
-            self._lost(conn, f"{self.where}: the connection to the UcxReceiver at {self.peer} was lost while "
-                             f"sending message {conn.sent + 1} ({text})")
-        finally:
-            for parts, _ in in_flight:
-                for task in parts:
-                    task.cancel()
-
-    async def _sent(self, conn, parts, taken):
-        """Waits for one message's UCX sends; its failure is raised once all
-        have ended. Its staging blocks are then free for a later message."""
-        for result in await asyncio.gather(*parts, return_exceptions=True):
-            if isinstance(result, BaseException):
-                raise result
-        self.staging.give_back(taken)
-        with self.lock:
-            # A send that completes after its connection was lost is settled with
-            # the others of that connection (_settle): counted here too, it was twice.
-            if conn is self.conn:
-                conn.sent += 1
-                self.sent += 1
+            if self.finished:  # the entity ended while there was no connection: the receiver still hears the goodbye
+                self._bye(conn)
+        conn.tasks = [asyncio.get_running_loop().create_task(self._control_loop(conn))]
 
     async def _control_loop(self, conn):
-        answer = False
+        """The receiver's notes on the connection: its goodbye (its entity
+        ended: no room is left, and ours follows what is queued), then its
+        "ended" once it has ours; a lost connection is seen here."""
         try:
             while True:
                 note = json.loads(bytes(await receive_note(conn.ep)).decode())
-                with self.lock:
-                    if "credit" in note:
-                        self.credits += int(note["credit"])
-                    elif note.get("bye"):
+                if note.get("ended"):
+                    conn.ended.set()
+                    return
+                if note.get("bye"):
+                    with self.lock:
                         self.peer_ended = True
                         self.credits = 0
-                        # Our goodbye follows what is queued, with the count: the receiver's close waits for it.
-                        answer, self.finished = not self.finished, True
-                if note.get("bye") and answer:
-                    conn.to_send.put(BYE)  # after the messages handed before it
-                self.context.wake()
-                if note.get("bye"):
-                    return
+                        self.finished = True
+                        self._bye(conn)  # the receiver's close waits for it
+                    self.context.wake()
         except Exception as exc:
-            if conn.bye_sent:
-                return  # the receiver closes once it has our goodbye
+            if conn.ended.is_set():
+                return
             if not lost_connection(exc):
                 self._fail(UcxError(f"{self.where}: a note from the UcxReceiver at {self.peer} that cannot be read "
                                     f"({type(exc).__name__}: {exc})"))
@@ -327,6 +321,7 @@ class OutLink(Link):
             if conn is not self.conn or self.failure is not None or self.closing:
                 return
             again = self.context.reconnect and not self.peer_ended
+            self._settle_sent(conn)
             if again:
                 # The receiver's queue is in order: its confirmations (credits) go first to what it held
                 # before this connection, so what it had not confirmed of ours is the lesser of the two.
@@ -343,7 +338,7 @@ class OutLink(Link):
         self.context.wake()
 
     async def _reconnect(self, old, text):
-        await self._close(old)
+        await self._close(old, force=True)
         started = time.monotonic()
         try:
             ep, reply, attempts = await self._dial(self.context.engine.ucxx,
@@ -353,7 +348,7 @@ class OutLink(Link):
             self._fail(UcxError(f"{text}, and was not made again: {str(exc).removeprefix(self.where + ': ')}"))
             return
         try:
-            route = await self._route(self.context.engine.ucxx, ep, reply)
+            channel = await self._channel(ep, reply)
         except UcxError as exc:
             self._settle(None)
             self._fail(exc)
@@ -362,7 +357,7 @@ class OutLink(Link):
         with self.lock:
             self.reconnects += 1
             lost = self.lost
-        self._begin(ep, reply, route)
+        self._begin(ep, reply, channel)
         log.warning("%s: connected again to the UcxReceiver at %s (%s) after %d attempt(s) in %.1f s; sending "
                     "resumes (%d message(s) lost in all)", self.where, self.peer, reply["path"], attempts,
                     time.monotonic() - started, lost)
@@ -394,21 +389,32 @@ class OutLink(Link):
         conn = self.conn
         if conn is not None and not failed and self.failure is None:
             with self.lock:
-                queue_bye, self.finished = not self.finished, True
-            if queue_bye:
-                conn.to_send.put(BYE)
+                self.finished = True
+                self._bye(conn)
             try:
-                await asyncio.wait_for(asyncio.shield(conn.tasks[0]), timeout)
+                # Sent, then the receiver's "ended": it has every message and our goodbye.
+                await asyncio.wait_for(self._drained(conn), timeout)
+                await asyncio.wait_for(conn.ended.wait(), timeout)
             except asyncio.TimeoutError:
+                with self.lock:
+                    self._settle_sent(conn)
                 self._fail(UcxError(f"{self.where}: {conn.queued - conn.sent} message(s) still unsent to {self.peer} "
                                     f"after {timeout:.0f} s at the end of the run"))
         with self.lock:
             self.closing = True
+            if conn is not None:
+                self._settle_sent(conn)
         if conn is not None:
-            await self._close(conn)
+            await self._close(conn, force=failed or self.failure is not None)
+
+    async def _drained(self, conn):
+        while not conn.channel.idle and conn.channel.failure is None:
+            await asyncio.sleep(DRAIN_POLL_S)
 
     @staticmethod
-    async def _close(conn):
+    async def _close(conn, force):
+        """Closes the data path (``force``: towards a peer that is gone, or
+        a run that failed) and then the connection."""
+        await close_channel(conn.channel, force)
         await close_endpoint(conn.ep, conn.tasks)
-        if conn.route is not None:
-            conn.route.close()
+        conn.keep.clear()  # what the data path no longer reads

@@ -25,17 +25,18 @@ def from_a_pool(array):
 
 
 class DeviceStaging:
-    """One transmitter's blocks, used on the UCX loop's thread only."""
+    """One transmitter's blocks, used under its link's lock."""
 
     def __init__(self, stream=None):
         self._free = {}  # (device, shape, dtype) -> [cubind.Array]
         # The copies' stream: a non-blocking one of its own, made at the first copy (or a raw handle).
         self._stream = stream
 
-    def stage(self, buffers, ordinal):
+    def stage(self, buffers, ordinal, ready=None):
         """``buffers`` with each pool-memory device array replaced by a
         block holding a copy, and the blocks taken (to give back with
-        :meth:`give_back` once sent). The copies are done on return."""
+        :meth:`give_back` once sent). The copies follow the producer's
+        ``ready`` event (a ``cubind.Event``) and are done on return."""
         staged, taken = [], []
         for data in buffers:
             device = data if isinstance(data, cubind.Array) else None
@@ -50,6 +51,9 @@ class DeviceStaging:
             block = blocks.pop() if blocks else cubind.empty(data.shape, data.dtype, pool=False)  # cuMemAlloc
             if self._stream is None:
                 self._stream = cubind.Stream(non_blocking=True)
+            if ready is not None:
+                self._wait(ready)
+                ready = None
             block.copy_from(data, stream=self._stream)
             staged.append(block)
             taken.append((key, block))
@@ -62,6 +66,14 @@ class DeviceStaging:
 
                 cubind.check(cuda.cuStreamSynchronize(self._stream), "cuStreamSynchronize")
         return staged, taken
+
+    def _wait(self, event):
+        if isinstance(self._stream, cubind.Stream):
+            self._stream.wait(event)
+        else:  # a raw handle
+            import cuda  # here too: see from_a_pool
+
+            cubind.check(cuda.cuStreamWaitEvent(self._stream, event.handle, 0), "cuStreamWaitEvent")
 
     def give_back(self, taken):
         for key, block in taken:

@@ -6,33 +6,34 @@ call is made; a receiver listens (``InLink``), a transmitter connects
 On one connection, in order:
 
 - the transmitter sends a hello (its layout, its queue's path, whether it
-  sends device tensors); the receiver answers ok with its capacity, policy
-  and the room it grants (credits: its capacity less what its queue still
-  holds of a lost connection), or the reason it refuses (another layout;
-  "busy": connected to another transmitter);
-- transmitter to receiver: per message a header (``wire.encode``, framed
-  by ``send_note``: one UCX message where it fits ``NOTE_FRAME``) then one
-  UCX message per tensor buffer, from the memory it lies in; at the end a
-  goodbye with the count sent (the receiver checks it got as many);
-- where both ends are in one place (``place()``: one host, one container),
-  the receiver's answer also carries its worker's address and a tag, and
-  the tensor buffers go on a second endpoint made from that address
-  (``DataRoute``), without UCX's peer-failure handling: with it UCX keeps
-  only transports that can detect a dead peer (TCP), and a 1 MiB message
-  moves at a tenth of the rate shared memory, CMA or CUDA IPC give. The
-  first endpoint still carries the headers, credits and goodbyes, and
-  its loss is how a dead peer is seen, as before;
-- receiver to transmitter: credits (one per message that left its queue:
-  read or dropped), so the transmitter knows the room left downstream, and a
-  goodbye when its run ends.
+  sends device tensors, its pump's worker address); the receiver answers
+  ok with its capacity, policy, the room it grants (credits: its capacity
+  less what its queue still holds of a lost connection), its pump's worker
+  address and the connection's tag, or the reason it refuses (another
+  layout; "busy": connected to another transmitter);
+- every message then goes on the data path (``pump.pyx``): the two
+  processes' pumps, each a UCP worker progressed by a thread of its own,
+  connected by endpoints made from those addresses, move the headers, the
+  tensor buffers (from the memory they lie in), the credits and the
+  transmitter's goodbye with its count, in compiled code; Python takes
+  whole messages on the receiving side and hands them to the queue;
+- where both ends are in one place (``place()``: one host, one container)
+  the data path's endpoints have no peer-failure handling: with it UCX
+  keeps only transports that can detect a dead peer (TCP), and a 1 MiB
+  message moves at a tenth of the rate shared memory, CMA or CUDA IPC
+  give. The connection (ucxx's endpoint, with that handling) stays open
+  beside it, and its loss is how a dead peer is seen;
+- on the connection, after the hello: the receiver's goodbye when its
+  entity ends, and its "ended" once it has the transmitter's goodbye (the
+  transmitter closes then, first, so that the listening port leaves no
+  TIME_WAIT behind).
 
-Each direction has one sending task, so a header and its buffers are never
-interleaved with another message's. The state the scheduler reads (credits,
-counts, failure, ended) is under each link's lock; the transport calls the
-run's ``wake`` without holding it.
+The state the scheduler reads (credits, counts, failure, ended) is under
+each link's lock; the transport calls the run's ``wake`` without holding
+it.
 
-This module holds what both ends share (the engine, the handoff, the
-notes' framing); ``outlink.py`` the transmitter's side, ``inlink.py`` the
+This module holds what both ends share (the engine and its pump, the
+handoff, the notes' framing); ``outlink.py`` the transmitter's side, ``inlink.py`` the
 receiver's."""
 
 import asyncio
@@ -41,9 +42,9 @@ import functools
 import json
 import logging
 import os
-import secrets
 import struct
 import threading
+import time
 
 import cubind
 from cubind.graph.model.errors import GraphError
@@ -101,51 +102,28 @@ def place():
     return "/".join(parts)
 
 
-def data_route_offer(hello, engine):
-    """The receiver's side of the data route: ``{"address", "tag"}`` for its
-    answer where the transmitter's hello says it is in this place, else None."""
+def peer_checks(peer_place):
+    """Whether the data path to a peer in ``peer_place`` needs UCX's
+    peer-failure handling: a peer elsewhere (or a place unknown) does; one
+    in this place does not (see the module's docstring)."""
     here = place()
-    if here is None or hello.get("place") != here:
-        return None
-    return {"address": engine.worker_address(), "tag": secrets.randbits(64)}
+    return here is None or peer_place != here
 
 
-class DataRoute:
-    """The transmitter's second endpoint (see the module's docstring): made
-    from the receiver's worker address without peer-failure handling; the
-    tensor buffers are sent on it with the tag the receiver chose, and the
-    receiver posts their receives with that tag through its connection's
-    endpoint (``receive``)."""
+def start_pump():
+    """A data path (``pump.Pump``) on the libucp that ucxx loads (the libucx
+    wheel's), and the daemon thread running its loop."""
+    import libucx  # type: ignore[import-not-found]  # ucxx's dependency
 
-    # Closing an endpoint without peer-failure handling flushes it: to a dead peer that never
-    # ends, so a lost connection's route is abandoned after this long (UCX's clock: ns).
-    ABANDON_NS = 100_000_000
+    from .pump import Pump
 
-    def __init__(self, ep, tag):
-        self.ep, self.tag = ep, tag
-
-    @classmethod
-    async def connect(cls, ucxx, offer):
-        tag = int(offer["tag"])  # read before the endpoint is made: a bad offer leaves none behind
-        address = ucxx.get_ucx_address_from_buffer(bytes.fromhex(offer["address"]))
-        ep = await ucxx.create_endpoint_from_worker_address(address, endpoint_error_handling=False)
-        return cls(ep, tag)
-
-    def send(self, buffer):
-        return self.ep.send(buffer, tag=self.tag, force_tag=True)
-
-    @staticmethod
-    def receive(ep, buffer, tag):
-        """A buffer of the route, received through the connection's endpoint
-        ``ep``: UCX matches tags on the worker, whichever endpoint sent them,
-        and ucxx cancels an endpoint's receives when it is lost."""
-        return ep.recv(buffer, tag=tag, force_tag=True)
-
-    def close(self):
-        try:
-            self.ep.abort(period=self.ABANDON_NS, max_attempts=1)
-        except Exception:
-            pass  # closing a route whose peer is gone
+    # The very files ucxx loads: the wheel holds copies (not links) under other names, and a
+    # second copy of libucs in the process crashes in its destructor at exit.
+    loaded = {os.path.basename(lib._name): lib._name for lib in libucx.load_library()}
+    pump = Pump(loaded["libucp.so"], loaded["libucs.so"])
+    thread = threading.Thread(target=pump.run, name="cubind.graph ucx pump", daemon=True)
+    thread.start()
+    return pump, thread
 
 
 def as_json(obj):
@@ -171,13 +149,19 @@ class Engine:
             return cls._shared
 
     def __init__(self):
+        self._lock = threading.Lock()
         # SO_REUSEADDR on the listening sockets: a part restarted while its last connections are in
         # TIME_WAIT can listen on its port again (read when ucxx makes its context, on first use).
         os.environ.setdefault("UCX_TCP_CM_REUSEADDR", "y")
+        # ucxx's default completes a request by polling it on each turn of the loop, which keeps the loop's
+        # thread on the GIL while a connection's one receive waits (all a connection has, the messages being
+        # on the data path): two-process pings went 359 against 11 290 a second here. Its futures, set by a
+        # notifier thread, let the loop sleep.
+        os.environ.setdefault("UCXPY_ENABLE_PYTHON_FUTURE", "1")
         self.ucxx = ucxx_module()
         self.loop = asyncio.new_event_loop()
         self._devices = set()
-        self._address = None
+        self._pump = None
         self.thread = threading.Thread(target=self._run, name="cubind.graph ucx", daemon=True)
         self.thread.start()
 
@@ -192,11 +176,21 @@ class Engine:
             cubind.Device(ordinal).set_current()
             self._devices.add(ordinal)
 
-    def worker_address(self):
-        """This process's UCX worker address (hex), for a data route to it; on the loop."""
-        if self._address is None:
-            self._address = self.ucxx.get_worker_address().tobytes().hex()
-        return self._address
+    def pump(self):
+        """The process's data path (``pump.pyx``), made and started at the
+        first call, on the libucp that ucxx loaded (the libucx wheel's)."""
+        with self._lock:
+            if self._pump is None:
+                self._pump, self._pump_thread = start_pump()
+            return self._pump
+
+    def cuda_context(self, ordinal):
+        """Device ``ordinal``'s primary context (an int) for the data path,
+        made current on the loop's thread too (``use_device``)."""
+        from cubind._core.context import primary_context
+
+        self.use_device(ordinal)
+        return int(primary_context(ordinal))
 
     def call(self, coro, timeout=None):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
@@ -223,6 +217,18 @@ class Engine:
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(5)
+            self._stop_pump()
+
+    def _stop_pump(self):
+        """The pump's thread ended and UCX released (its free device blocks
+        too) while the process still holds its CUDA contexts."""
+        pump = self._pump
+        if pump is None:
+            return
+        pump.stop()
+        self._pump_thread.join(5)
+        if not self._pump_thread.is_alive():
+            pump.close()
 
 
 class Handoff:
@@ -273,20 +279,6 @@ class Link:
 
 
 
-async def after_producer(loop, ready, ordinal):
-    """UCX reads device memory outside any stream: the producer's work
-    (its ready event) must be done first. An event already complete is
-    asked once (cuEventQuery); one still pending is waited on a helper
-    thread, not on the loop, which keeps serving the other connections."""
-    if not ready.query():
-        await loop.run_in_executor(None, _wait_event, ready, ordinal)
-
-
-def _wait_event(event, ordinal):
-    with cubind.Device(ordinal):
-        event.synchronize()
-
-
 def note_frames(data):
     """The UCX messages of a note (a header or a control note): its length
     (8 bytes) and its bytes in one message where they fit ``NOTE_FRAME``,
@@ -301,21 +293,10 @@ def note_frames(data):
 
 async def send_note(ep, data):
     """UCX's active messages halve the round trips again but, with ucxx 0.52,
-    a second connection in one process lost them: tagged messages."""
-    await posted_together([ep.send(frame) for frame in note_frames(data)])
-
-
-async def posted_together(calls):
-    """Awaits ucxx sends or receives (coroutines) posted in the order
-    given: each posts its UCX request at its first step and the loop starts
-    tasks in the order they are made, so tagged messages match in that
-    order, while their completions are waited together (a message's header
-    and buffers in flight at once, not one round trip each). The first
-    failure is raised once all have ended."""
-    if len(calls) == 1:
-        await calls[0]
-        return
-    for result in await asyncio.gather(*calls, return_exceptions=True):
+    a second connection in one process lost them: tagged messages, posted
+    in order (each posts at its first step) and waited together."""
+    frames = [asyncio.ensure_future(ep.send(frame)) for frame in note_frames(data)]
+    for result in await asyncio.gather(*frames, return_exceptions=True):
         if isinstance(result, BaseException):
             raise result
 
@@ -340,6 +321,25 @@ async def answer(ep, obj):
         await ep.send_obj(as_json(obj))
     except Exception:
         pass  # the peer left; it learns nothing more from us
+
+
+# How long a data path's close may take (a flush towards a live peer), and how often it is looked at.
+CHANNEL_CLOSE_S = 2.0
+CHANNEL_POLL_S = 0.001
+
+
+async def close_channel(channel, force):
+    """Closes a data path (``pump.Channel``) and waits until the pump let
+    it go: its buffers are no longer read or written after that. A flush
+    that does not end in ``CHANNEL_CLOSE_S`` (a peer gone meanwhile) is
+    forced."""
+    channel.close(force)
+    deadline = time.monotonic() + CHANNEL_CLOSE_S
+    while not channel.closed:
+        if time.monotonic() > deadline and not force:
+            force = True
+            channel.close(True)
+        await asyncio.sleep(CHANNEL_POLL_S)
 
 
 async def close_endpoint(ep, tasks):

@@ -22,7 +22,8 @@ from cubind.graph.model.message import Message, Tensor, Timestamp
 # Both sides' layout: compared when a transmitter connects, refused before the first tick when they differ.
 # 2: headers and notes framed as one UCX message with their length (transport.send_note), not send_obj's two.
 # 3: the hello's answer carries the credits granted (a queue may still hold a lost connection's messages).
-PROTOCOL = "cubind.graph.ucx/3"
+# 4: messages, credits and the transmitter's goodbye on the pumps' data path (pump.pyx), not the connection.
+PROTOCOL = "cubind.graph.ucx/4"
 LAYOUT = {"protocol": PROTOCOL, "byteorder": sys.byteorder, "header": "json", "kinds": ["tensor", "timestamp", "value"]}
 CROSSES = "tensors (host, pinned, device; numeric or bool dtypes), Timestamps, and JSON values (None, bool, int, " \
           "float, str, lists and str-keyed dicts of them)"

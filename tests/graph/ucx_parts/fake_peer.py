@@ -1,5 +1,6 @@
-"""A peer that speaks to a cubind.graph UcxReceiver with ucxx directly, to
-provoke what a cubind.graph UcxTransmitter never sends:
+"""A peer that speaks to a cubind.graph UcxReceiver with ucxx and a data
+path of its own directly, to provoke what a cubind.graph UcxTransmitter
+never sends:
 
     python fake_peer.py PORT garbage        a valid hello, then a header that is not JSON
     python fake_peer.py PORT layout         a hello of another protocol version
@@ -13,8 +14,13 @@ import sys
 
 import ucxx
 
-from cubind.graph.ucx.transport import receive_note, send_note
+from cubind.graph.ucx.transport import place, receive_note, start_pump
 from cubind.graph.ucx.wire import LAYOUT
+
+
+class Owner:
+    def pump_ready(self, channel):
+        pass
 
 
 async def main(port, mode):
@@ -26,15 +32,19 @@ async def main(port, mode):
         except Exception:
             await asyncio.sleep(0.1)
     layout = dict(LAYOUT, protocol="cubind.graph.ucx/0") if mode == "layout" else LAYOUT
-    hello = {"hello": True, "layout": layout, "source": "fake/out", "cpu_data_only": True}
+    pump, _ = start_pump()
+    hello = {"hello": True, "layout": layout, "source": "fake/out", "cpu_data_only": True, "place": place(),
+             "data": {"address": pump.address.hex()}}
     await ep.send_obj(json.dumps(hello).encode())
     reply = json.loads(bytes(await ep.recv_obj()).decode())
     print(json.dumps(reply), flush=True)
     if reply.get("ok"):
+        data = reply["data"]
+        channel = pump.open(bytes.fromhex(data["address"]), int(data["tag"]), False, False, Owner())
         if mode == "garbage":
-            await send_note(ep, b"\x00 this is not a header")
+            channel.send(b"\x00 this is not a header", [])
         elif mode == "short":
-            await send_note(ep, json.dumps({"bye": True, "sent": 5}).encode())
+            channel.bye(5)
         try:
             await asyncio.wait_for(receive_note(ep), 10)  # until the receiver closes
         except Exception:

@@ -1,0 +1,1182 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""The per-message data path of cubind.graph's UCX queues, in compiled code
+(issue 47): a UCP worker of its own on a context of its own, and the thread
+that progresses it (``Pump``). Each connection (``Channel``) moves, on an
+endpoint made from its peer's worker address:
+
+- transmitter to receiver: per message a header frame (``HEADER``: a small
+  binary prefix saying each tensor buffer's size and memory, then the
+  JSON of ``wire.encode``; what does not fit ``FRAME`` follows as ``REST``)
+  and each buffer (``DATA``), from where it lies; a goodbye frame with the
+  count sent, after the messages;
+- receiver to transmitter: credits (``CREDIT``, 8 bytes: the count).
+
+The receiving side posts each message's buffer receives from C as soon as
+its header arrives, into blocks of its own (``cuMemAlloc`` memory, which
+UCX's CUDA IPC can use, or host memory); Python takes whole messages, in
+order, and hands the blocks out as arrays (``Block``), which come back
+when the last array over them goes. A ``cuMemAlloc`` per message was half
+of a receiver's loop on the H200 (1 MiB), and its ``cuMemFree`` waits for
+the whole device; so blocks are kept, ``KEEP`` free ones per size. A
+returned device block may still be read by kernels its consumer queued on
+streams the pump cannot know: as ``cuMemFree`` does, one
+``cuCtxSynchronize`` settles them, but once for ``SETTLE`` returned blocks
+rather than once per message (until then a receive takes a new block). The transmitting side's posts
+wait, in order, for each message's ready event (``cuEventQuery`` from the
+pump's loop, not a wait on the scheduler's thread).
+
+Python is called once per batch (the owner's ``pump_ready``), from the
+pump's thread, never with the pump's lock held: a thread holding the GIL
+may wait for that lock, never the reverse. Connection, hello, losses and
+goodbyes from the receiving side stay on ucxx (``transport.py``)."""
+
+cimport cython
+from cpython.buffer cimport PyBuffer_FillInfo
+from libc.stdint cimport int8_t, int64_t, uint32_t, uint64_t, uintptr_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy, memset
+
+cimport cuda.cdriver as cdrv
+
+
+cdef extern from "<sys/eventfd.h>" nogil:
+    int eventfd(unsigned int initval, int flags)
+    int EFD_NONBLOCK
+    int EFD_CLOEXEC
+
+cdef extern from "<unistd.h>" nogil:
+    ssize_t read(int fd, void *buf, size_t count)
+    ssize_t write(int fd, const void *buf, size_t count)
+    int close(int fd)
+
+cdef extern from "<poll.h>" nogil:
+    struct pollfd:
+        int fd
+        short events
+        short revents
+    int poll(pollfd *fds, unsigned long nfds, int timeout)
+    short POLLIN
+
+cdef extern from "<time.h>" nogil:
+    struct timespec:
+        long tv_sec
+        long tv_nsec
+    int clock_gettime(int clk, timespec *tp)
+    int CLOCK_MONOTONIC
+
+cdef extern from "<sched.h>" nogil:
+    int sched_yield()
+
+cdef extern from "<pthread.h>" nogil:
+    ctypedef struct pthread_mutex_t:
+        pass
+    int pthread_mutex_init(pthread_mutex_t *, void *)
+    int pthread_mutex_lock(pthread_mutex_t *)
+    int pthread_mutex_unlock(pthread_mutex_t *)
+
+cdef extern from "ucp_subset.h" nogil:
+    ctypedef int8_t ucs_status_t "cubind_ucs_status_t"
+    ctypedef void *ucs_status_ptr_t "cubind_ucs_status_ptr_t"
+    ctypedef void *ucp_context_h "cubind_ucp_context_h"
+    ctypedef void *ucp_worker_h "cubind_ucp_worker_h"
+    ctypedef void *ucp_ep_h "cubind_ucp_ep_h"
+    ctypedef void ucp_address_t "cubind_ucp_address_t"
+    ctypedef uint64_t ucp_tag_t "cubind_ucp_tag_t"
+    ctypedef void *ucp_config_ptr "cubind_ucp_config_ptr"
+    int UCS_OK "CUBIND_UCS_OK"
+    int UCS_INPROGRESS "CUBIND_UCS_INPROGRESS"
+    int UCS_ERR_CANCELED "CUBIND_UCS_ERR_CANCELED"
+    int UCS_ERR_BUSY "CUBIND_UCS_ERR_BUSY"
+    bint UCS_PTR_IS_ERR "CUBIND_UCS_PTR_IS_ERR"(ucs_status_ptr_t)
+    bint UCS_PTR_IS_PTR "CUBIND_UCS_PTR_IS_PTR"(ucs_status_ptr_t)
+    ucs_status_t UCS_PTR_STATUS "CUBIND_UCS_PTR_STATUS"(ucs_status_ptr_t)
+    ctypedef struct ucp_params "cubind_ucp_params_t":
+        uint64_t field_mask
+        uint64_t features
+    ctypedef struct ucp_worker_params "cubind_ucp_worker_params_t":
+        uint64_t field_mask
+        int thread_mode
+    ctypedef struct ucp_ep_params "cubind_ucp_ep_params_t":
+        uint64_t field_mask
+        const ucp_address_t *address
+        int err_mode
+    ctypedef struct ucp_request_param "cubind_ucp_request_param_t":
+        uint32_t op_attr_mask
+        uint32_t flags
+        int memory_type
+    ctypedef struct ucp_tag_recv_info "cubind_ucp_tag_recv_info_t":
+        ucp_tag_t sender_tag
+        size_t length
+    uint64_t PARAM_FIELD_FEATURES "CUBIND_UCP_PARAM_FIELD_FEATURES"
+    uint64_t FEATURE_TAG "CUBIND_UCP_FEATURE_TAG"
+    uint64_t FEATURE_WAKEUP "CUBIND_UCP_FEATURE_WAKEUP"
+    uint64_t WORKER_PARAM_FIELD_THREAD_MODE "CUBIND_UCP_WORKER_PARAM_FIELD_THREAD_MODE"
+    int THREAD_MODE_SERIALIZED "CUBIND_UCS_THREAD_MODE_SERIALIZED"
+    uint64_t EP_PARAM_FIELD_REMOTE_ADDRESS "CUBIND_UCP_EP_PARAM_FIELD_REMOTE_ADDRESS"
+    uint64_t EP_PARAM_FIELD_ERR_HANDLING_MODE "CUBIND_UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE"
+    int ERR_HANDLING_MODE_NONE "CUBIND_UCP_ERR_HANDLING_MODE_NONE"
+    int ERR_HANDLING_MODE_PEER "CUBIND_UCP_ERR_HANDLING_MODE_PEER"
+    uint32_t EP_CLOSE_FLAG_FORCE "CUBIND_UCP_EP_CLOSE_FLAG_FORCE"
+    uint32_t OP_ATTR_FIELD_FLAGS "CUBIND_UCP_OP_ATTR_FIELD_FLAGS"
+    uint32_t OP_ATTR_FIELD_MEMORY_TYPE "CUBIND_UCP_OP_ATTR_FIELD_MEMORY_TYPE"
+    uint32_t OP_ATTR_FLAG_NO_IMM_CMPL "CUBIND_UCP_OP_ATTR_FLAG_NO_IMM_CMPL"
+    int MEMORY_TYPE_HOST "CUBIND_UCS_MEMORY_TYPE_HOST"
+    int MEMORY_TYPE_CUDA "CUBIND_UCS_MEMORY_TYPE_CUDA"
+    ctypedef struct ucp_api "cubind_ucp_api_t":
+        ucs_status_t (*config_read)(const char *, const char *, ucp_config_ptr *) noexcept nogil
+        void (*config_release)(ucp_config_ptr) noexcept nogil
+        ucs_status_t (*init_version)(unsigned, unsigned, const ucp_params *, ucp_config_ptr, ucp_context_h *) noexcept nogil
+        void (*cleanup)(ucp_context_h) noexcept nogil
+        ucs_status_t (*worker_create)(ucp_context_h, const ucp_worker_params *, ucp_worker_h *) noexcept nogil
+        void (*worker_destroy)(ucp_worker_h) noexcept nogil
+        ucs_status_t (*worker_get_address)(ucp_worker_h, ucp_address_t **, size_t *) noexcept nogil
+        void (*worker_release_address)(ucp_worker_h, ucp_address_t *) noexcept nogil
+        unsigned (*worker_progress)(ucp_worker_h) noexcept nogil
+        ucs_status_t (*worker_get_efd)(ucp_worker_h, int *) noexcept nogil
+        ucs_status_t (*worker_arm)(ucp_worker_h) noexcept nogil
+        ucs_status_t (*worker_signal)(ucp_worker_h) noexcept nogil
+        ucs_status_t (*ep_create)(ucp_worker_h, const ucp_ep_params *, ucp_ep_h *) noexcept nogil
+        ucs_status_ptr_t (*ep_close_nbx)(ucp_ep_h, const ucp_request_param *) noexcept nogil
+        ucs_status_ptr_t (*tag_send_nbx)(ucp_ep_h, const void *, size_t, ucp_tag_t, const ucp_request_param *) noexcept nogil
+        ucs_status_ptr_t (*tag_recv_nbx)(ucp_worker_h, void *, size_t, ucp_tag_t, ucp_tag_t,
+                                         const ucp_request_param *) noexcept nogil
+        ucs_status_t (*tag_recv_request_test)(void *, ucp_tag_recv_info *) noexcept nogil
+        ucs_status_t (*request_check_status)(void *) noexcept nogil
+        void (*request_cancel)(ucp_worker_h, void *) noexcept nogil
+        void (*request_free)(void *) noexcept nogil
+        const char *(*status_string)(ucs_status_t) noexcept nogil
+    ucp_api ucp "cubind_ucp"
+    int ucp_load "cubind_ucp_load"(const char *ucp, const char *ucs, char *error, size_t size)
+
+
+cdef enum:
+    # A header frame's size: the prefix, the buffers' entries and the JSON that fits (the rest is REST).
+    FRAME = 4096
+    KIND_MESSAGE = 1
+    KIND_BYE = 2
+    TAG_HEADER = 1
+    TAG_REST = 2
+    TAG_DATA = 3
+    TAG_CREDIT = 4
+    # Returned device blocks settled (one cuCtxSynchronize) together, and free blocks kept per size.
+    SETTLE = 4
+    KEEP = 16
+    CREDIT_SLOTS = 8
+    # Progress calls per turn of the loop, and how long it spins idle before it sleeps on the worker's events.
+    PROGRESS_BURST = 64
+    SPIN_NS = 200000
+
+
+cdef struct prefix_t:
+    uint32_t kind
+    uint32_t nbuf
+    uint64_t value  # a message: its JSON's length; a goodbye: the count of messages sent before it
+
+
+cdef struct entry_t:  # one buffer of a message, in its header
+    uint64_t nbytes
+    uint32_t device
+    uint32_t pad
+
+
+cdef struct block_t:
+    block_t *next
+    uintptr_t ptr
+    size_t nbytes
+    int device
+    cdrv.CUcontext ctx
+
+
+cdef struct out_t:  # a message to send
+    out_t *next
+    char *frame
+    size_t frame_len
+    char *rest
+    size_t rest_len
+    int nbuf
+    uintptr_t *ptrs
+    entry_t *entries
+    void **reqs  # nbuf + 2
+    int nreq
+    cdrv.CUevent ready
+    int posted
+
+
+cdef struct in_t:  # a message arriving
+    in_t *next
+    char *frame
+    size_t frame_len
+    char *rest
+    size_t rest_len
+    int nbuf
+    block_t **blocks
+    void **reqs
+    int nreq
+    uint32_t kind
+    uint64_t value
+    int complete
+
+
+cdef struct chan_t:
+    chan_t *next
+    int refs  # the pump's and the Channel's
+    int64_t id
+    ucp_ep_h ep
+    uint64_t tag
+    cdrv.CUcontext ctx
+    bint closing
+    bint force
+    void *close_req
+    bint closed
+    bint notify
+    ucs_status_t failure
+    const char *failed
+    # transmitting
+    out_t *out_head
+    out_t *out_tail
+    out_t *out_next  # the first not posted
+    uint64_t sent
+    void *credit_req
+    uint64_t credit_buf
+    uint64_t credits_in
+    # receiving
+    bint receiving
+    void *hdr_req
+    char *hdr_buf
+    in_t *in_head
+    in_t *in_tail
+    uint64_t credit_pending
+    size_t held  # a header's length, held until a CUDA context is given for its device buffers
+    bint wants_cuda
+    void *credit_send_req[CREDIT_SLOTS]
+    uint64_t credit_send_buf[CREDIT_SLOTS]
+
+
+class PumpError(RuntimeError):
+    """UCX could not be loaded or set up for the data path."""
+
+
+cdef uint64_t _now_ns() noexcept nogil:
+    cdef timespec t
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return <uint64_t>t.tv_sec * 1000000000 + <uint64_t>t.tv_nsec
+
+
+cdef void *_posted(ucs_status_ptr_t ptr, ucs_status_t *status) noexcept nogil:
+    """The request of a post (NULL: done at once); its error in ``status``."""
+    status[0] = UCS_OK
+    if UCS_PTR_IS_ERR(ptr):
+        status[0] = UCS_PTR_STATUS(ptr)
+        return NULL
+    if UCS_PTR_IS_PTR(ptr):
+        return ptr
+    return NULL
+
+
+cdef int _done(void **req, ucs_status_t *status) noexcept nogil:
+    """Whether ``req[0]`` has ended (it is then freed and NULL), its status in ``status``."""
+    cdef ucs_status_t st
+    if req[0] == NULL:
+        return 1
+    st = ucp.request_check_status(req[0])
+    if st == UCS_INPROGRESS:
+        return 0
+    ucp.request_free(req[0])
+    req[0] = NULL
+    if st < 0 and status[0] == UCS_OK:
+        status[0] = st
+    return 1
+
+
+cdef inline void _fail(chan_t *ch, ucs_status_t st, const char *what) noexcept nogil:
+    if st == UCS_OK or (ch.closing and st == UCS_ERR_CANCELED):
+        return
+    if ch.failure == UCS_OK:
+        ch.failure, ch.failed = st, what
+        ch.notify = True
+
+
+cdef void _free_out(out_t *o) noexcept nogil:
+    free(o.frame)
+    free(o.rest)
+    free(o.ptrs)
+    free(o.entries)
+    free(o.reqs)
+    free(o)
+
+
+cdef bint _has_device(const char *frame, size_t length) noexcept nogil:
+    """Whether a header frame names a device buffer (an invalid one is left to ``_arrived``)."""
+    cdef const prefix_t *p = <const prefix_t *>frame
+    cdef const entry_t *e = <const entry_t *>(frame + sizeof(prefix_t))
+    cdef uint32_t i
+    if length < sizeof(prefix_t) or p.nbuf > 4096 or length < sizeof(prefix_t) + p.nbuf * sizeof(entry_t):
+        return False
+    for i in range(p.nbuf):
+        if e[i].device:
+            return True
+    return False
+
+
+cdef inline ucp_tag_t _tag(chan_t *ch, int kind) noexcept nogil:
+    return ch.tag | <ucp_tag_t>kind
+
+
+cdef class Pump:
+    """One UCP worker and its thread, for the process (``transport.Engine``
+    makes it at the first connection). ``address`` is the worker's, sent to
+    a peer in the hello; ``open`` makes a connection's channel."""
+
+    cdef ucp_context_h context
+    cdef ucp_worker_h worker
+    cdef int efd, wake_fd
+    cdef pthread_mutex_t mu
+    cdef chan_t *chans
+    cdef block_t *free_blocks
+    cdef block_t *returned
+    cdef int nreturned
+    cdef bint sleeping, stopping, running
+    cdef int64_t next_id
+    cdef dict channels  # id -> Channel, for the notifications
+    cdef bytes _address
+
+    def __cinit__(self, str ucp_library, str ucs_library):
+        cdef char error[512]
+        cdef ucp_config_ptr config = NULL
+        cdef ucp_params params
+        cdef ucp_worker_params wparams
+        cdef ucs_status_t st
+        cdef ucp_address_t *address
+        cdef size_t length
+        pthread_mutex_init(&self.mu, NULL)
+        self.efd = self.wake_fd = -1
+        self.channels = {}
+        if ucp_load(ucp_library.encode(), ucs_library.encode(), error, sizeof(error)) != 0:
+            raise PumpError(f"UCX's libucp could not be loaded: {error.decode(errors='replace')}")
+        st = ucp.config_read(NULL, NULL, &config)
+        if st != UCS_OK:
+            raise PumpError(f"ucp_config_read: {_status(st)}")
+        memset(&params, 0, sizeof(params))
+        params.field_mask = PARAM_FIELD_FEATURES
+        params.features = FEATURE_TAG | FEATURE_WAKEUP
+        st = ucp.init_version(1, 10, &params, config, &self.context)
+        ucp.config_release(config)
+        if st != UCS_OK:
+            raise PumpError(f"ucp_init: {_status(st)}")
+        memset(&wparams, 0, sizeof(wparams))
+        wparams.field_mask = WORKER_PARAM_FIELD_THREAD_MODE
+        wparams.thread_mode = THREAD_MODE_SERIALIZED  # the pump's lock serializes every call
+        st = ucp.worker_create(self.context, &wparams, &self.worker)
+        if st != UCS_OK:
+            raise PumpError(f"ucp_worker_create: {_status(st)}")
+        st = ucp.worker_get_efd(self.worker, &self.efd)
+        if st != UCS_OK:
+            raise PumpError(f"ucp_worker_get_efd: {_status(st)}")
+        st = ucp.worker_get_address(self.worker, &address, &length)
+        if st != UCS_OK:
+            raise PumpError(f"ucp_worker_get_address: {_status(st)}")
+        self._address = (<char *>address)[:length]
+        ucp.worker_release_address(self.worker, address)
+        self.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)
+
+    @property
+    def address(self):
+        """This worker's address (bytes), for a peer's endpoint to it."""
+        return self._address
+
+    def open(self, bytes peer_address, uint64_t tag, bint peer_checks, bint receiving, owner):
+        """A channel to the worker at ``peer_address`` (another process's
+        ``address``), its messages tagged ``tag`` (the receiver's choice; its
+        low byte is the kind). ``peer_checks``: UCX's peer-failure handling
+        (a peer elsewhere; it keeps only transports that detect a dead peer).
+        ``owner.pump_ready(channel)`` is called on the pump's thread when
+        messages, credits or a failure arrive, or when the channel
+        ``wants_cuda`` (``Channel.use_cuda``)."""
+        cdef ucp_ep_params params
+        cdef ucs_status_t st
+        cdef chan_t *ch
+        cdef const char *raw = peer_address
+        if tag & 0xFF:
+            raise ValueError(f"tag: {tag:#x} has a low byte; it holds the kind of message")
+        ch = <chan_t *>calloc(1, sizeof(chan_t))
+        if ch == NULL:
+            raise MemoryError()
+        memset(&params, 0, sizeof(params))
+        params.field_mask = EP_PARAM_FIELD_REMOTE_ADDRESS | EP_PARAM_FIELD_ERR_HANDLING_MODE
+        params.address = <const ucp_address_t *>raw
+        params.err_mode = ERR_HANDLING_MODE_PEER if peer_checks else ERR_HANDLING_MODE_NONE
+        with nogil:
+            pthread_mutex_lock(&self.mu)
+            st = ucp.ep_create(self.worker, &params, &ch.ep)
+            pthread_mutex_unlock(&self.mu)
+        if st != UCS_OK:
+            free(ch)
+            raise PumpError(f"ucp_ep_create to the peer's worker: {_status(st)}")
+        ch.tag, ch.receiving, ch.refs = tag, receiving, 2
+        if receiving:
+            ch.hdr_buf = <char *>malloc(FRAME)
+        channel = Channel.__new__(Channel)
+        (<Channel>channel).pump, (<Channel>channel).ch, (<Channel>channel).owner = self, ch, owner
+        self.next_id += 1
+        ch.id = self.next_id
+        self.channels[ch.id] = channel
+        with nogil:
+            pthread_mutex_lock(&self.mu)
+            ch.next, self.chans = self.chans, ch
+            self._wake()
+            pthread_mutex_unlock(&self.mu)
+        return channel
+
+    cdef void _wake(self) noexcept nogil:
+        """After a change the loop must see (the lock held): wakes it if it sleeps."""
+        cdef uint64_t one = 1
+        if self.sleeping:
+            self.sleeping = False
+            write(self.wake_fd, &one, 8)
+
+    # -- the loop (its own thread)
+
+    def run(self):
+        """The pump's loop, until ``stop``; called on a thread of its own."""
+        self.running = True
+        try:
+            with nogil:
+                self._loop()
+        finally:
+            self.running = False
+
+    def stop(self):
+        with nogil:
+            pthread_mutex_lock(&self.mu)
+            self.stopping = True
+            self.sleeping = True
+            self._wake()
+            pthread_mutex_unlock(&self.mu)
+
+    cdef void _loop(self) noexcept nogil:
+        cdef uint64_t idle_since = 0, drained
+        cdef bint busy, note, sleep
+        cdef pollfd fds[2]
+        cdef int n
+        cdef chan_t *ch
+        fds[0].fd, fds[0].events = self.efd, POLLIN
+        fds[1].fd, fds[1].events = self.wake_fd, POLLIN
+        while True:
+            pthread_mutex_lock(&self.mu)
+            if self.stopping:
+                pthread_mutex_unlock(&self.mu)
+                return
+            n = 0
+            while n < PROGRESS_BURST and ucp.worker_progress(self.worker):
+                n += 1
+            busy, note = False, False
+            ch = self.chans
+            while ch != NULL:
+                busy |= self._service(ch)
+                note |= ch.notify
+                ch = ch.next
+            self._reap()
+            sleep = False
+            if busy or note or n:
+                idle_since = 0
+            elif idle_since == 0:
+                idle_since = _now_ns()
+            elif _now_ns() - idle_since > SPIN_NS and ucp.worker_arm(self.worker) == UCS_OK:
+                sleep, self.sleeping = True, True
+            pthread_mutex_unlock(&self.mu)
+            if note:
+                with gil:
+                    self._notify()
+            if sleep:
+                poll(fds, 2, 100)
+                read(self.wake_fd, &drained, 8)
+                pthread_mutex_lock(&self.mu)
+                self.sleeping = False
+                pthread_mutex_unlock(&self.mu)
+                idle_since = 0
+            elif idle_since:
+                sched_yield()
+
+    cdef void _notify(self) noexcept:
+        """Calls the owners of the channels with news (the GIL held, not the lock)."""
+        cdef chan_t *ch
+        cdef int64_t got[64]
+        cdef bint gone[64]
+        cdef int n = 0, k
+        # Gathered in C under the lock: no Python allocation there (a collection could run a
+        # Channel's __dealloc__, which takes the lock). More than 64 wait for the next turn.
+        with nogil:
+            pthread_mutex_lock(&self.mu)
+            ch = self.chans
+            while ch != NULL and n < 64:
+                if ch.notify:
+                    ch.notify = False
+                    got[n], gone[n] = ch.id, ch.closed
+                    n += 1
+                ch = ch.next
+            pthread_mutex_unlock(&self.mu)
+        ids = [(got[k], gone[k]) for k in range(n)]
+        for i, closed in ids:
+            channel = self.channels.pop(i, None) if closed else self.channels.get(i)
+            if channel is None or closed:
+                continue  # a closed channel's owner has let it go
+            try:
+                (<Channel>channel).owner.pump_ready(channel)
+            except BaseException:  # an owner's fault (it fails its link itself): said, never the pump's end
+                import traceback
+                traceback.print_exc()
+
+    cdef bint _service(self, chan_t *ch) noexcept nogil:
+        """One turn on ``ch`` (the lock held); whether it has work in flight."""
+        if ch.ctx != NULL:  # UCX reads and writes device memory, and the events are asked, in it
+            cdrv.cuCtxSetCurrent(ch.ctx)
+        if ch.closing:
+            return self._close_step(ch)
+        if ch.receiving:
+            return self._service_rx(ch)
+        return self._service_tx(ch)
+
+    # -- transmitting
+
+    cdef bint _service_tx(self, chan_t *ch) noexcept nogil:
+        cdef out_t *o
+        cdef ucs_status_t st = UCS_OK
+        cdef int i
+        cdef bint all_done
+        cdef ucp_request_param param
+        memset(&param, 0, sizeof(param))
+        # Credits: a receive stands for the next note.
+        if ch.credit_req == NULL and ch.failure == UCS_OK:
+            param.op_attr_mask = OP_ATTR_FLAG_NO_IMM_CMPL  # a request to test, never a silent completion
+            ch.credit_req = _posted(ucp.tag_recv_nbx(self.worker, &ch.credit_buf, 8, _tag(ch, TAG_CREDIT),
+                                                     <ucp_tag_t>-1, &param), &st)
+            _fail(ch, st, "a credit's receive")
+        while ch.credit_req != NULL and ucp.request_check_status(ch.credit_req) != UCS_INPROGRESS:
+            st = UCS_OK
+            _done(&ch.credit_req, &st)
+            if st != UCS_OK:
+                _fail(ch, st, "a credit's receive")
+                break
+            ch.credits_in += ch.credit_buf
+            ch.notify = True
+            ch.credit_req = _posted(ucp.tag_recv_nbx(self.worker, &ch.credit_buf, 8, _tag(ch, TAG_CREDIT),
+                                                     <ucp_tag_t>-1, &param), &st)
+            _fail(ch, st, "a credit's receive")
+        # Posts, in order, each once its ready event says the producer's work is done.
+        while ch.out_next != NULL and ch.failure == UCS_OK:
+            o = ch.out_next
+            if o.ready != NULL:
+                if cdrv.cuEventQuery(o.ready) == cdrv.CUDA_ERROR_NOT_READY:
+                    break
+                o.ready = NULL
+            self._post(ch, o)
+            ch.out_next = o.next
+        # Completions, in order.
+        while ch.out_head != NULL and ch.out_head.posted:
+            o = ch.out_head
+            all_done = True
+            st = UCS_OK
+            for i in range(o.nreq):
+                if not _done(&o.reqs[i], &st):
+                    all_done = False
+            _fail(ch, st, "a send")
+            if not all_done:
+                break
+            ch.out_head = o.next
+            if ch.out_head == NULL:
+                ch.out_tail = NULL
+            ch.sent += 1
+            _free_out(o)
+        return ch.out_head != NULL
+
+    cdef void _post(self, chan_t *ch, out_t *o) noexcept nogil:
+        cdef ucp_request_param param
+        cdef ucs_status_t st = UCS_OK
+        cdef int i
+        memset(&param, 0, sizeof(param))
+        o.reqs[0] = _posted(ucp.tag_send_nbx(ch.ep, o.frame, o.frame_len, _tag(ch, TAG_HEADER), &param), &st)
+        o.nreq = 1
+        if o.rest_len:
+            o.reqs[1] = _posted(ucp.tag_send_nbx(ch.ep, o.rest, o.rest_len, _tag(ch, TAG_REST), &param), &st)
+            o.nreq = 2
+        param.op_attr_mask = OP_ATTR_FIELD_MEMORY_TYPE
+        for i in range(o.nbuf):
+            param.memory_type = MEMORY_TYPE_CUDA if o.entries[i].device else MEMORY_TYPE_HOST
+            o.reqs[o.nreq] = _posted(ucp.tag_send_nbx(ch.ep, <void *>o.ptrs[i], o.entries[i].nbytes,
+                                                      _tag(ch, TAG_DATA), &param), &st)
+            o.nreq += 1
+        o.posted = 1
+        _fail(ch, st, "a send")
+
+    # -- receiving
+
+    cdef bint _service_rx(self, chan_t *ch) noexcept nogil:
+        cdef ucs_status_t st
+        cdef ucp_tag_recv_info info
+        cdef ucp_request_param param
+        cdef in_t *m
+        cdef int i, k
+        cdef bint pending = False
+        memset(&param, 0, sizeof(param))
+        param.op_attr_mask = OP_ATTR_FLAG_NO_IMM_CMPL  # a request to test (its length), never a silent completion
+        # Headers: each one's buffers are posted before the next header is looked at (tags match in post order).
+        while ch.failure == UCS_OK:
+            st = UCS_OK
+            if ch.held:
+                if ch.ctx == NULL:
+                    break
+                self._arrived(ch, ch.held)
+                ch.held = 0
+            if ch.hdr_req == NULL:
+                ch.hdr_req = _posted(ucp.tag_recv_nbx(self.worker, ch.hdr_buf, FRAME, _tag(ch, TAG_HEADER),
+                                                      <ucp_tag_t>-1, &param), &st)
+                _fail(ch, st, "a header's receive")
+                if ch.hdr_req == NULL:
+                    break
+            st = ucp.tag_recv_request_test(ch.hdr_req, &info)
+            if st == UCS_INPROGRESS:
+                break
+            ucp.request_free(ch.hdr_req)
+            ch.hdr_req = NULL
+            if st != UCS_OK:
+                _fail(ch, st, "a header's receive")
+                break
+            if ch.ctx == NULL and _has_device(ch.hdr_buf, info.length):
+                # Device buffers need a CUDA context: Python gives one (a host-only run never loads the driver).
+                ch.held, ch.wants_cuda, ch.notify = info.length, True, True
+                break
+            self._arrived(ch, info.length)
+        # Credits to send: one note for what is pending, in a free slot.
+        if ch.credit_pending and ch.failure == UCS_OK:
+            for i in range(CREDIT_SLOTS):
+                st = UCS_OK
+                _done(&ch.credit_send_req[i], &st)
+                _fail(ch, st, "a credit's send")
+                if ch.credit_send_req[i] == NULL and ch.credit_pending:
+                    ch.credit_send_buf[i] = ch.credit_pending
+                    ch.credit_pending = 0
+                    param.op_attr_mask = 0
+                    ch.credit_send_req[i] = _posted(ucp.tag_send_nbx(ch.ep, &ch.credit_send_buf[i], 8,
+                                                                     _tag(ch, TAG_CREDIT), &param), &st)
+                    _fail(ch, st, "a credit's send")
+        for i in range(CREDIT_SLOTS):
+            if ch.credit_send_req[i] != NULL:
+                st = UCS_OK
+                _done(&ch.credit_send_req[i], &st)
+                _fail(ch, st, "a credit's send")
+                pending |= ch.credit_send_req[i] != NULL
+        # Messages whose parts have all arrived, in order.
+        m = ch.in_head
+        while m != NULL:
+            if not m.complete:
+                st = UCS_OK
+                k = 1
+                for i in range(m.nreq):
+                    if not _done(&m.reqs[i], &st):
+                        k = 0
+                _fail(ch, st, "a buffer's receive")
+                if not k:
+                    return True
+                m.complete = 1
+                ch.notify = True
+            m = m.next
+        return pending
+
+    cdef void _arrived(self, chan_t *ch, size_t length) noexcept nogil:
+        """A header frame of ``length`` bytes in ``ch.hdr_buf``: its message, its receives posted."""
+        cdef prefix_t *p = <prefix_t *>ch.hdr_buf
+        cdef entry_t *e
+        cdef size_t fixed, inframe
+        cdef in_t *m
+        cdef ucp_request_param param
+        cdef ucs_status_t st = UCS_OK
+        cdef int i
+        cdef block_t *b
+        if length < sizeof(prefix_t) or p.kind not in (KIND_MESSAGE, KIND_BYE) or p.nbuf > 4096:
+            _fail(ch, -5, "a header that is not cubind.graph's")  # UCS_ERR_INVALID_PARAM
+            return
+        fixed = sizeof(prefix_t) + p.nbuf * sizeof(entry_t)
+        if length < fixed:
+            _fail(ch, -5, "a header that is not cubind.graph's")
+            return
+        inframe = length - fixed
+        if p.kind == KIND_MESSAGE and (p.value < inframe or (p.value > inframe and length != FRAME)):
+            _fail(ch, -5, "a header that is not cubind.graph's")
+            return
+        m = <in_t *>calloc(1, sizeof(in_t))
+        m.kind, m.value, m.nbuf = p.kind, p.value, p.nbuf
+        m.frame = <char *>malloc(length)
+        memcpy(m.frame, ch.hdr_buf, length)
+        m.frame_len = length
+        m.blocks = <block_t **>calloc(p.nbuf + 1, sizeof(block_t *))
+        m.reqs = <void **>calloc(p.nbuf + 2, sizeof(void *))
+        memset(&param, 0, sizeof(param))
+        if p.kind == KIND_MESSAGE and p.value > inframe:
+            m.rest_len = p.value - inframe
+            m.rest = <char *>malloc(m.rest_len)
+            m.reqs[m.nreq] = _posted(ucp.tag_recv_nbx(self.worker, m.rest, m.rest_len, _tag(ch, TAG_REST),
+                                                      <ucp_tag_t>-1, &param), &st)
+            m.nreq += 1
+        e = <entry_t *>(m.frame + sizeof(prefix_t))
+        param.op_attr_mask = OP_ATTR_FIELD_MEMORY_TYPE
+        for i in range(p.nbuf):
+            b = self._take_block(ch, e[i].nbytes, e[i].device)
+            if b == NULL:
+                _fail(ch, -4, "cuMemAlloc or malloc of a received buffer")  # UCS_ERR_NO_MEMORY
+                break
+            m.blocks[i] = b
+            param.memory_type = MEMORY_TYPE_CUDA if b.device else MEMORY_TYPE_HOST
+            m.reqs[m.nreq] = _posted(ucp.tag_recv_nbx(self.worker, <void *>b.ptr, e[i].nbytes, _tag(ch, TAG_DATA),
+                                                      <ucp_tag_t>-1, &param), &st)
+            m.nreq += 1
+        _fail(ch, st, "a buffer's receive")
+        if ch.in_tail == NULL:
+            ch.in_head = m
+        else:
+            ch.in_tail.next = m
+        ch.in_tail = m
+
+    # -- blocks
+
+    cdef block_t *_take_block(self, chan_t *ch, size_t nbytes, bint device) noexcept nogil:
+        cdef block_t *b = self._reuse(nbytes, device, ch.ctx)
+        cdef cdrv.CUdeviceptr d
+        if b == NULL and device and self.nreturned >= SETTLE:
+            self._settle()
+            b = self._reuse(nbytes, device, ch.ctx)
+        if b != NULL:
+            return b
+        b = <block_t *>calloc(1, sizeof(block_t))
+        b.nbytes, b.device, b.ctx = nbytes, device, ch.ctx
+        if device:
+            if cdrv.cuCtxSetCurrent(ch.ctx) != cdrv.CUDA_SUCCESS or \
+                    cdrv.cuMemAlloc(&d, nbytes if nbytes else 1) != cdrv.CUDA_SUCCESS:
+                free(b)
+                return NULL
+            b.ptr = <uintptr_t>d
+        else:
+            b.ptr = <uintptr_t>malloc(nbytes if nbytes else 1)
+            if b.ptr == 0:
+                free(b)
+                return NULL
+        return b
+
+    cdef block_t *_reuse(self, size_t nbytes, bint device, cdrv.CUcontext ctx) noexcept nogil:
+        cdef block_t **at = &self.free_blocks
+        cdef block_t *b
+        while at[0] != NULL:
+            b = at[0]
+            if b.nbytes == nbytes and b.device == device and (not device or b.ctx == ctx):
+                at[0] = b.next
+                b.next = NULL
+                return b
+            at = &b.next
+        return NULL
+
+    cdef void _settle(self) noexcept nogil:
+        """The returned device blocks become free once the device is done
+        with what their last users queued (one synchronisation per context)."""
+        cdef block_t *b = self.returned
+        cdef block_t *nxt
+        cdef cdrv.CUcontext last = NULL
+        while b != NULL:
+            if b.ctx != last:
+                last = b.ctx
+                cdrv.cuCtxSetCurrent(last)
+                cdrv.cuCtxSynchronize()
+            b = b.next
+        b, self.returned, self.nreturned = self.returned, NULL, 0
+        while b != NULL:
+            nxt = b.next
+            self._keep(b)
+            b = nxt
+
+    cdef void _keep(self, block_t *b) noexcept nogil:
+        """``b`` on the free list, unless ``KEEP`` of its size are there already."""
+        cdef block_t *f = self.free_blocks
+        cdef int same = 0
+        while f != NULL:
+            same += f.nbytes == b.nbytes and f.device == b.device and f.ctx == b.ctx
+            f = f.next
+        if same >= KEEP:
+            _release(b)
+            return
+        b.next, self.free_blocks = self.free_blocks, b
+
+    cdef void _give_back(self, block_t *b) noexcept nogil:
+        pthread_mutex_lock(&self.mu)
+        if b.device:  # the device may still read it: settled before reuse
+            b.next, self.returned = self.returned, b
+            self.nreturned += 1
+        else:
+            self._keep(b)
+        pthread_mutex_unlock(&self.mu)
+
+    # -- closing
+
+    cdef bint _close_step(self, chan_t *ch) noexcept nogil:
+        """Cancels what ``ch`` still waits for, closes its endpoint and, once
+        every request has ended, marks it closed; whether it is still busy."""
+        cdef ucp_request_param param
+        cdef ucs_status_t st = UCS_OK
+        cdef bint busy = False
+        cdef out_t *o
+        cdef in_t *m
+        cdef int i
+        if ch.closed:
+            return False
+        if ch.hdr_req != NULL:
+            ucp.request_cancel(self.worker, ch.hdr_req)
+            busy |= not _done(&ch.hdr_req, &st)
+        if ch.credit_req != NULL:
+            ucp.request_cancel(self.worker, ch.credit_req)
+            busy |= not _done(&ch.credit_req, &st)
+        for i in range(CREDIT_SLOTS):
+            busy |= not _done(&ch.credit_send_req[i], &st)
+        m = ch.in_head
+        while m != NULL:
+            for i in range(m.nreq):
+                if m.reqs[i] != NULL:
+                    ucp.request_cancel(self.worker, m.reqs[i])
+                    busy |= not _done(&m.reqs[i], &st)
+            m = m.next
+        if ch.ep != NULL:
+            memset(&param, 0, sizeof(param))
+            if ch.force:
+                param.op_attr_mask = OP_ATTR_FIELD_FLAGS
+                param.flags = EP_CLOSE_FLAG_FORCE
+            ch.close_req = _posted(ucp.ep_close_nbx(ch.ep, &param), &st)
+            ch.ep = NULL
+        o = ch.out_head
+        while o != NULL:
+            if o.posted:
+                for i in range(o.nreq):
+                    busy |= not _done(&o.reqs[i], &st)
+            o = o.next
+        busy |= not _done(&ch.close_req, &st)
+        if not busy:
+            ch.closed = True
+            ch.notify = True
+        return busy
+
+    cdef void _reap(self) noexcept nogil:
+        """Drops the pump's hold on closed channels (freed once the Channel is gone too)."""
+        cdef chan_t **at = &self.chans
+        cdef chan_t *ch
+        while at[0] != NULL:
+            ch = at[0]
+            if ch.closed and not ch.notify:
+                at[0] = ch.next
+                ch.next = NULL
+                self._unref(ch)
+            else:
+                at = &ch.next
+
+    cdef void _unref(self, chan_t *ch) noexcept nogil:
+        """The lock held."""
+        cdef out_t *o
+        cdef out_t *onext
+        cdef in_t *m
+        cdef in_t *mnext
+        cdef int i
+        ch.refs -= 1
+        if ch.refs:
+            return
+        o = ch.out_head
+        while o != NULL:
+            onext = o.next
+            _free_out(o)
+            o = onext
+        m = ch.in_head
+        while m != NULL:
+            mnext = m.next
+            for i in range(m.nbuf):
+                if m.blocks[i] != NULL:
+                    self._hold_back(m.blocks[i])
+            _free_in(m)
+            m = mnext
+        free(ch.hdr_buf)
+        free(ch)
+
+    cdef void _hold_back(self, block_t *b) noexcept nogil:
+        """A block never handed out (the lock held): back as a returned one."""
+        if b.device:
+            b.next, self.returned = self.returned, b
+            self.nreturned += 1
+        else:
+            self._keep(b)
+
+    def close(self):
+        """Stops using UCX (the loop stopped): every channel's endpoint is
+        dropped and the worker and context destroyed; free blocks are freed."""
+        cdef block_t *b
+        if self.running:
+            raise PumpError("close: the pump's loop still runs; stop it and join its thread first")
+        with nogil:
+            pthread_mutex_lock(&self.mu)
+            if self.worker != NULL:
+                ucp.worker_destroy(self.worker)  # its endpoints and requests with it
+                self.worker = NULL
+                ucp.cleanup(self.context)
+                self.context = NULL
+            while self.free_blocks != NULL:
+                b = self.free_blocks
+                self.free_blocks = b.next
+                _release(b)
+            pthread_mutex_unlock(&self.mu)
+
+
+cdef void _release(block_t *b) noexcept nogil:
+    if b.device:
+        if cdrv.cuCtxSetCurrent(b.ctx) == cdrv.CUDA_SUCCESS:
+            cdrv.cuMemFree(<cdrv.CUdeviceptr>b.ptr)
+    else:
+        free(<void *>b.ptr)
+    free(b)
+
+
+cdef void _free_in(in_t *m) noexcept nogil:
+    free(m.frame)
+    free(m.rest)
+    free(m.blocks)
+    free(m.reqs)
+    free(m)
+
+
+def _status(int st):
+    return ucp.status_string(<ucs_status_t>st).decode() if ucp.status_string != NULL else str(st)
+
+
+@cython.no_gc_clear  # its __dealloc__ gives the block back through ``pump``: never cleared before
+cdef class Block:
+    """A received buffer handed out: ``ptr``/``nbytes``/``device``; a host
+    block exports its bytes (buffer protocol, for numpy). When the last
+    reference goes, the block goes back to the pump for the next message."""
+
+    cdef Pump pump
+    cdef block_t *b
+
+    @property
+    def ptr(self):
+        return self.b.ptr
+
+    @property
+    def nbytes(self):
+        return self.b.nbytes
+
+    @property
+    def device(self):
+        return bool(self.b.device)
+
+    def __getbuffer__(self, Py_buffer *view, int flags):
+        if self.b.device:
+            raise BufferError("a device block has no host bytes")
+        PyBuffer_FillInfo(view, self, <void *>self.b.ptr, self.b.nbytes, 0, flags)
+
+    def __dealloc__(self):
+        if self.b != NULL:
+            self.pump._give_back(self.b)
+            self.b = NULL
+
+
+@cython.no_gc_clear  # in a cycle with its owner (a link); its __dealloc__ needs ``pump``
+cdef class Channel:
+    """One connection's data path (``Pump.open``); its methods may be
+    called from any thread."""
+
+    cdef Pump pump
+    cdef chan_t *ch
+    cdef readonly object owner
+
+    def send(self, bytes header, list buffers, uintptr_t ready=0):
+        """Queues a message: its JSON ``header`` and ``buffers``, a list of
+        ``(pointer, nbytes, device)``, sent once the CUDA event ``ready`` (a
+        handle, 0 for none) is complete. The buffers must stay alive and
+        unchanged until ``sent`` counts the message."""
+        cdef size_t nbuf = len(buffers), i
+        cdef out_t *o = <out_t *>calloc(1, sizeof(out_t))
+        cdef prefix_t *p
+        cdef size_t fixed = sizeof(prefix_t) + nbuf * sizeof(entry_t), room, inframe
+        cdef const char *json = header
+        cdef size_t json_len = len(header)
+        if o == NULL:
+            raise MemoryError()
+        room = FRAME - fixed if fixed < FRAME else 0
+        if fixed >= FRAME:
+            _free_out(o)
+            raise ValueError(f"buffers: {nbuf} tensors in one message, more than a header frame holds")
+        inframe = json_len if json_len <= room else room
+        o.frame_len = fixed + inframe
+        o.frame = <char *>malloc(o.frame_len)
+        o.nbuf = nbuf
+        o.ptrs = <uintptr_t *>calloc(nbuf + 1, sizeof(uintptr_t))
+        o.entries = <entry_t *>calloc(nbuf + 1, sizeof(entry_t))
+        o.reqs = <void **>calloc(nbuf + 2, sizeof(void *))
+        p = <prefix_t *>o.frame
+        p.kind, p.nbuf, p.value = KIND_MESSAGE, nbuf, json_len
+        for i in range(nbuf):
+            ptr, nbytes, device = buffers[i]
+            o.ptrs[i] = ptr
+            o.entries[i].nbytes = nbytes
+            o.entries[i].device = 1 if device else 0
+        memcpy(o.frame + sizeof(prefix_t), o.entries, nbuf * sizeof(entry_t))
+        memcpy(o.frame + fixed, json, inframe)
+        if json_len > inframe:
+            o.rest_len = json_len - inframe
+            o.rest = <char *>malloc(o.rest_len)
+            memcpy(o.rest, json + inframe, o.rest_len)
+        o.ready = <cdrv.CUevent>ready
+        self._queue(o)
+
+    def bye(self, uint64_t count):
+        """Queues the goodbye: ``count`` messages were sent before it."""
+        cdef out_t *o = <out_t *>calloc(1, sizeof(out_t))
+        cdef prefix_t *p
+        o.frame_len = sizeof(prefix_t)
+        o.frame = <char *>malloc(o.frame_len)
+        o.reqs = <void **>calloc(2, sizeof(void *))
+        p = <prefix_t *>o.frame
+        p.kind, p.nbuf, p.value = KIND_BYE, 0, count
+        self._queue(o)
+
+    cdef void _queue(self, out_t *o):
+        cdef chan_t *ch = self.ch
+        cdef bint closed
+        with nogil:
+            pthread_mutex_lock(&self.pump.mu)
+            closed = ch.closing
+            if not closed:
+                if ch.out_tail == NULL:
+                    ch.out_head = o
+                else:
+                    ch.out_tail.next = o
+                ch.out_tail = o
+                if ch.out_next == NULL:
+                    ch.out_next = o
+                self.pump._wake()
+            pthread_mutex_unlock(&self.pump.mu)
+        if closed:
+            _free_out(o)
+
+    @property
+    def wants_cuda(self):
+        """A device buffer arrived, and the channel has no CUDA context to receive it in: ``use_cuda``."""
+        return bool(self.ch.wants_cuda)
+
+    def use_cuda(self, uintptr_t context):
+        """The CUDA context (a ``CUcontext`` as an int, the device's primary
+        one) in which device buffers are received and sent and ready events
+        asked; once, before the first device buffer."""
+        with nogil:
+            pthread_mutex_lock(&self.pump.mu)
+            self.ch.ctx = <cdrv.CUcontext>context
+            self.ch.wants_cuda = False
+            self.pump._wake()
+            pthread_mutex_unlock(&self.pump.mu)
+
+    def credit(self, uint64_t count):
+        """Gives ``count`` credits back to the transmitter (sent in one note with those pending)."""
+        with nogil:
+            pthread_mutex_lock(&self.pump.mu)
+            self.ch.credit_pending += count
+            self.pump._wake()
+            pthread_mutex_unlock(&self.pump.mu)
+
+    def take_credits(self):
+        """The credits that arrived since the last call."""
+        cdef uint64_t n
+        with nogil:
+            pthread_mutex_lock(&self.pump.mu)
+            n, self.ch.credits_in = self.ch.credits_in, 0
+            pthread_mutex_unlock(&self.pump.mu)
+        return n
+
+    def take(self):
+        """The messages that arrived whole, in order: ``(header JSON bytes,
+        [Block, ...])`` each, or an int for the goodbye (the count the
+        transmitter sent)."""
+        cdef in_t *got = NULL
+        cdef in_t *last = NULL
+        cdef in_t *m
+        cdef chan_t *ch = self.ch
+        cdef size_t fixed
+        cdef int i
+        cdef Block block
+        with nogil:
+            pthread_mutex_lock(&self.pump.mu)
+            while ch.in_head != NULL and ch.in_head.complete:
+                m = ch.in_head
+                ch.in_head = m.next
+                m.next = NULL
+                if last == NULL:
+                    got = m
+                else:
+                    last.next = m
+                last = m
+            if ch.in_head == NULL:
+                ch.in_tail = NULL
+            pthread_mutex_unlock(&self.pump.mu)
+        items = []
+        while got != NULL:
+            m = got
+            got = m.next
+            if m.kind == KIND_BYE:
+                items.append(int(m.value))
+            else:
+                fixed = sizeof(prefix_t) + m.nbuf * sizeof(entry_t)
+                header = m.frame[fixed:m.frame_len]
+                if m.rest_len:
+                    header += m.rest[:m.rest_len]
+                blocks = []
+                for i in range(m.nbuf):
+                    block = Block.__new__(Block)
+                    block.pump, block.b = self.pump, m.blocks[i]
+                    m.blocks[i] = NULL
+                    blocks.append(block)
+                items.append((header, blocks))
+            _free_in(m)
+        return items
+
+    @property
+    def sent(self):
+        """Messages (the goodbye included) whose sends have all completed."""
+        return self.ch.sent
+
+    @property
+    def idle(self):
+        """Whether nothing queued waits to be sent."""
+        return self.ch.out_head == NULL
+
+    @property
+    def failure(self):
+        """None, or what failed on this channel (its UCX status said)."""
+        if self.ch.failure == UCS_OK:
+            return None
+        return f"{self.ch.failed.decode()} failed ({_status(self.ch.failure)})"
+
+    @property
+    def closed(self):
+        return bool(self.ch.closed)
+
+    def close(self, bint force=False):
+        """Ends the channel: what it waits for is cancelled and its endpoint
+        closed (``force``: without flushing, towards a peer that is gone).
+        Messages not yet sent are dropped."""
+        with nogil:
+            pthread_mutex_lock(&self.pump.mu)
+            if not self.ch.closing:
+                self.ch.closing, self.ch.force = True, force
+                self.pump._wake()
+            pthread_mutex_unlock(&self.pump.mu)
+
+    def __dealloc__(self):
+        if self.ch == NULL:
+            return
+        with nogil:
+            pthread_mutex_lock(&self.pump.mu)
+            if not self.ch.closing:
+                self.ch.closing, self.ch.force = True, True
+                self.pump._wake()
+            self.pump._unref(self.ch)
+            pthread_mutex_unlock(&self.pump.mu)
+        self.ch = NULL

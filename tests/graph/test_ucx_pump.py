@@ -1,0 +1,263 @@
+"""cubind.graph's UCX data path (cubind/graph/ucx/pump.pyx): two pumps in
+one process, each a UCP worker of its own on its own thread, connected as
+a transmitter's and a receiver's are; host memory (no GPU needed). The
+layouts it declares (ucp_subset.h) are checked against UCX's own header
+where the libucx wheel is installed."""
+
+import gc
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.graph.ucx_parts.processes import ucxx_needed  # noqa: F401  (the fixture)
+
+ROOT = Path(__file__).resolve().parents[2]
+TAG = 0x47_0000 << 8
+
+
+class Owner:
+    """Counts the pump's calls; ``wait`` until ``check()`` holds."""
+
+    def __init__(self):
+        self.calls = 0
+        self.threads = set()
+        self.changed = threading.Condition()
+
+    def pump_ready(self, channel):
+        with self.changed:
+            self.calls += 1
+            self.threads.add(threading.current_thread().name)
+            self.changed.notify_all()
+
+
+def wait_for(check, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "the data path did not get there in time"
+        time.sleep(0.001)
+
+
+@pytest.fixture
+def pair(ucxx_needed):  # noqa: F811
+    """A transmitting and a receiving channel between two pumps."""
+    from cubind.graph.ucx.transport import start_pump
+
+    (a, ta), (b, tb) = start_pump(), start_pump()
+    tx_owner, rx_owner = Owner(), Owner()
+    rx = b.open(a.address, TAG, False, True, rx_owner)
+    tx = a.open(b.address, TAG, False, False, tx_owner)
+    yield tx, rx, tx_owner, rx_owner
+    for channel in (tx, rx):
+        channel.close(True)
+    wait_for(lambda: tx.closed and rx.closed)
+    for pump, thread in ((a, ta), (b, tb)):
+        pump.stop()
+        thread.join(5)
+        pump.close()
+
+
+def host(array):
+    return array.__array_interface__["data"][0], array.nbytes, False
+
+
+def received(rx, count):
+    items = []
+    wait_for(lambda: items.extend(rx.take()) or len(items) >= count)
+    return items
+
+
+def test_messages_cross_whole_and_in_order_with_their_buffers_and_the_goodbye_last(pair):
+    tx, rx, _, rx_owner = pair
+    arrays = [np.arange(n, dtype=np.float32) for n in (1, 1000, 250_000)]  # eager to rendezvous sizes
+    for i in range(30):
+        tx.send(b'{"i": %d}' % i, [host(a) for a in arrays[: i % 4]])
+    tx.bye(30)
+    items = received(rx, 31)
+    assert [header for header, _ in items[:30]] == [b'{"i": %d}' % i for i in range(30)]
+    for i, (_, blocks) in enumerate(items[:30]):
+        assert [np.frombuffer(b, np.float32).tolist() == a.tolist() for b, a in zip(blocks, arrays)] == \
+            [True] * (i % 4)
+    assert items[30] == 30  # the goodbye: its count
+    wait_for(lambda: tx.sent == 31 and tx.idle)
+    assert tx.failure is None and rx.failure is None
+    assert rx_owner.threads == {"cubind.graph ucx pump"}  # called on the pump's thread
+
+
+def test_a_header_past_its_frame_arrives_whole(pair):
+    tx, rx, _, _ = pair
+    header = b'{"x": "' + bytes(range(97, 123)) * 1000 + b'"}'
+    payload = np.ones(17, np.int8)
+    tx.send(header, [host(payload)])
+    [(got, blocks)] = received(rx, 1)
+    assert got == header and bytes(blocks[0]) == payload.tobytes()
+
+
+def test_credits_cross_summed_and_wake_the_transmitter(pair):
+    tx, rx, tx_owner, _ = pair
+    for n in (1, 2, 3, 4):
+        rx.credit(n)
+    total = []
+    wait_for(lambda: total.append(tx.take_credits()) or sum(total) == 10)
+    assert tx_owner.calls >= 1
+    assert tx.take_credits() == 0
+
+
+def test_received_host_blocks_are_reused_once_their_arrays_are_gone_never_while_one_lives(pair):
+    tx, rx, _, _ = pair
+    payload = np.arange(4096, dtype=np.uint8)
+    tx.send(b"{}", [host(payload)])
+    [(_, [first])] = received(rx, 1)
+    held = np.frombuffer(first, np.uint8)  # an array over the block keeps it
+    address = first.ptr
+    del first
+    tx.send(b"{}", [host(payload)])
+    [(_, [second])] = received(rx, 1)
+    assert second.ptr != address and held.tolist() == payload.tolist()
+    addresses = {address, second.ptr}
+    del held, second
+    gc.collect()
+    for _ in range(2):
+        tx.send(b"{}", [host(payload)])
+    [(_, [third]), (_, [fourth])] = received(rx, 2)
+    assert {third.ptr, fourth.ptr} == addresses  # both back, and taken again
+
+
+def test_blocks_dropped_on_many_threads_are_never_handed_out_twice(pair):
+    """Stress: four threads drop the received blocks (each going back to
+    the pump under its lock) while messages keep arriving; no block is
+    handed out while an array over it lives, and blocks go round."""
+    import queue
+
+    tx, rx, _, _ = pair
+    payload = np.arange(64, dtype=np.uint8)
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    handed, lock, twice, seen = {}, threading.Lock(), [], set()
+    dropping = queue.Queue(maxsize=8)
+
+    def drop():
+        while (block := dropping.get()) is not None:
+            with lock:
+                handed[block.ptr] -= 1  # counted out first: the block goes back only below
+            del block
+
+    threads = [threading.Thread(target=drop) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        got = 0
+        while got < 2000:
+            for _ in range(8):
+                tx.send(b"{}", [host(payload)])
+            for _, (block,) in received(rx, 8):
+                with lock:
+                    if handed.get(block.ptr):
+                        twice.append(block.ptr)
+                    handed[block.ptr] = handed.get(block.ptr, 0) + 1
+                seen.add(block.ptr)
+                assert bytes(block) == payload.tobytes()
+                dropping.put(block)
+                got += 1
+            del block
+    finally:
+        for _ in threads:
+            dropping.put(None)
+        for t in threads:
+            t.join()
+        sys.setswitchinterval(switch)
+    assert twice == []
+    assert len(seen) < 100  # 2 000 messages: blocks went round
+
+
+def test_a_closed_channel_ends_its_waiting_receives_and_drops_what_was_not_sent(pair):
+    tx, rx, _, _ = pair
+    rx.close()
+    wait_for(lambda: rx.closed)
+    assert rx.take() == [] and rx.failure is None  # its receives were cancelled, not failed
+    tx.close(True)
+    tx.send(b"{}", [])  # after close: dropped, never sent
+    wait_for(lambda: tx.closed)
+    assert tx.sent == 0
+
+
+def test_a_tag_with_a_low_byte_is_refused_naming_it(ucxx_needed):  # noqa: F811
+    from cubind.graph.ucx.transport import start_pump
+
+    pump, thread = start_pump()
+    try:
+        with pytest.raises(ValueError, match="tag: 0x147 has a low byte"):
+            pump.open(pump.address, 0x147, False, True, Owner())
+        with pytest.raises(ValueError, match="buffers: 1000 tensors in one message"):
+            channel = pump.open(pump.address, TAG, False, False, Owner())
+            channel.send(b"{}", [(0, 0, False)] * 1000)
+    finally:
+        channel.close(True)
+        wait_for(lambda: channel.closed)
+        pump.stop()
+        thread.join(5)
+        pump.close()
+
+
+LAYOUT_CHECK = r"""
+#include <stddef.h>
+#include <ucp/api/ucp.h>
+#include "ucp_subset.h"
+#define SAME(real, ours, field) _Static_assert(offsetof(real, field) == offsetof(ours, field), #real "." #field)
+SAME(ucp_params_t, cubind_ucp_params_t, field_mask);
+SAME(ucp_params_t, cubind_ucp_params_t, features);
+SAME(ucp_worker_params_t, cubind_ucp_worker_params_t, field_mask);
+SAME(ucp_worker_params_t, cubind_ucp_worker_params_t, thread_mode);
+_Static_assert(sizeof(ucp_worker_params_t) == sizeof(cubind_ucp_worker_params_t), "worker params' size");
+SAME(ucp_ep_params_t, cubind_ucp_ep_params_t, field_mask);
+SAME(ucp_ep_params_t, cubind_ucp_ep_params_t, address);
+SAME(ucp_ep_params_t, cubind_ucp_ep_params_t, err_mode);
+_Static_assert(sizeof(ucp_ep_params_t) <= sizeof(cubind_ucp_ep_params_t), "ep params fit ours");
+SAME(ucp_request_param_t, cubind_ucp_request_param_t, op_attr_mask);
+SAME(ucp_request_param_t, cubind_ucp_request_param_t, flags);
+SAME(ucp_request_param_t, cubind_ucp_request_param_t, memory_type);
+_Static_assert(sizeof(ucp_request_param_t) == sizeof(cubind_ucp_request_param_t), "request param's size");
+SAME(ucp_tag_recv_info_t, cubind_ucp_tag_recv_info_t, length);
+_Static_assert(sizeof(ucs_memory_type_t) == sizeof(int), "memory types are int-sized");
+_Static_assert(sizeof(ucs_thread_mode_t) == sizeof(int), "thread modes are int-sized");
+_Static_assert(sizeof(ucp_err_handling_mode_t) == sizeof(int), "error modes are int-sized");
+#define EQ(a, b) _Static_assert((long long)(a) == (long long)(b), #a)
+EQ(UCS_OK, CUBIND_UCS_OK); EQ(UCS_INPROGRESS, CUBIND_UCS_INPROGRESS); EQ(UCS_ERR_CANCELED, CUBIND_UCS_ERR_CANCELED);
+EQ(UCS_ERR_BUSY, CUBIND_UCS_ERR_BUSY); EQ(UCS_ERR_LAST, CUBIND_UCS_ERR_LAST);
+EQ(UCP_PARAM_FIELD_FEATURES, CUBIND_UCP_PARAM_FIELD_FEATURES); EQ(UCP_FEATURE_TAG, CUBIND_UCP_FEATURE_TAG);
+EQ(UCP_FEATURE_WAKEUP, CUBIND_UCP_FEATURE_WAKEUP);
+EQ(UCP_WORKER_PARAM_FIELD_THREAD_MODE, CUBIND_UCP_WORKER_PARAM_FIELD_THREAD_MODE);
+EQ(UCS_THREAD_MODE_SERIALIZED, CUBIND_UCS_THREAD_MODE_SERIALIZED);
+EQ(UCP_EP_PARAM_FIELD_REMOTE_ADDRESS, CUBIND_UCP_EP_PARAM_FIELD_REMOTE_ADDRESS);
+EQ(UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE, CUBIND_UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE);
+EQ(UCP_ERR_HANDLING_MODE_NONE, CUBIND_UCP_ERR_HANDLING_MODE_NONE);
+EQ(UCP_ERR_HANDLING_MODE_PEER, CUBIND_UCP_ERR_HANDLING_MODE_PEER);
+EQ(UCP_EP_CLOSE_FLAG_FORCE, CUBIND_UCP_EP_CLOSE_FLAG_FORCE);
+EQ(UCP_OP_ATTR_FIELD_FLAGS, CUBIND_UCP_OP_ATTR_FIELD_FLAGS);
+EQ(UCP_OP_ATTR_FIELD_MEMORY_TYPE, CUBIND_UCP_OP_ATTR_FIELD_MEMORY_TYPE);
+EQ(UCP_OP_ATTR_FLAG_NO_IMM_CMPL, CUBIND_UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
+EQ(UCS_MEMORY_TYPE_HOST, CUBIND_UCS_MEMORY_TYPE_HOST); EQ(UCS_MEMORY_TYPE_CUDA, CUBIND_UCS_MEMORY_TYPE_CUDA);
+_Static_assert(sizeof(ucs_status_t) == sizeof(cubind_ucs_status_t) && (ucs_status_t)-1 < 0, "status: one signed byte");
+_Static_assert(sizeof(ucp_tag_t) == sizeof(cubind_ucp_tag_t), "tags");
+int main(void) { return 0; }
+"""
+
+
+def test_the_declared_layouts_are_ucps_own(ucxx_needed, tmp_path):  # noqa: F811
+    """ucp_subset.h's structs, constants and status type against ucp.h of
+    the libucx wheel (what the pump loads at run time)."""
+    import libucx
+
+    include = Path(libucx.__file__).parent / "include"
+    if not (include / "ucp" / "api" / "ucp.h").is_file():
+        pytest.skip(f"the libucx wheel has no headers at {include}")
+    source = tmp_path / "layout.c"
+    source.write_text(LAYOUT_CHECK)
+    done = subprocess.run([os.environ.get("CC", "cc"), "-std=c11", "-Werror", "-fsyntax-only", f"-I{include}",
+                           f"-I{ROOT / 'cubind' / 'graph' / 'ucx'}", str(source)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
