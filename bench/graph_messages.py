@@ -312,8 +312,8 @@ class Tx(gx.Codelet):
                 stream = cubind.Stream(non_blocking=True)
                 self.payload = cubind.to_gpu(self.payload, stream=stream)
                 stream.synchronize()
-            else:  # cuMemAlloc
-                self.payload = cubind.to_gpu(self.payload)
+            else:  # cuMemAlloc (to_gpu takes the device's pool unless told: that is "device-pool")
+                self.payload = cubind.to_gpu(self.payload, pool=False)
     def tick(self):
         m = gx.Message()
         if self.payload is not None:

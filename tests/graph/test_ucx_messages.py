@@ -493,17 +493,18 @@ def test_pool_memory_is_staged_into_reused_blocks_and_other_memory_sent_as_it_is
     pooled.append(cubind.to_gpu(np.arange(8, dtype=np.float32) * 2))
     host = np.ones(3, np.float32)
     staging = ucx_staging.DeviceStaging(0)  # the legacy default stream's handle
-    sent, taken = staging.stage([plain, pooled[0], host], 0)
+    sent, taken, copied = staging.stage([plain, pooled[0], host], 0)
+    assert copied is None  # a raw stream handle's copies are done on return
     assert sent[0] is plain and sent[2] is host
     assert sent[1] is not pooled[0] and sent[1].ptr != pooled[0].ptr
     np.testing.assert_array_equal(sent[1].get(), np.arange(8) * 2)
     block = sent[1]
     staging.give_back(taken)
     pooled.append(cubind.to_gpu(np.arange(8, dtype=np.float32) * 3))
-    again, _ = staging.stage([pooled[1]], 0)
+    again, _, _ = staging.stage([pooled[1]], 0)
     assert again[0] is block                                  # the same memory: UCX's IPC cache finds it
     np.testing.assert_array_equal(again[0].get(), np.arange(8) * 3)
-    other, _ = staging.stage([cubind.to_gpu(np.zeros(8, np.float64))], 0)
+    other, _, _ = staging.stage([cubind.to_gpu(np.zeros(8, np.float64))], 0)
     assert other[0].dtype == np.float64                      # not pooled: as it is
 
 

@@ -50,6 +50,7 @@ def pair(ucxx_needed):  # noqa: F811
 
     (a, ta), (b, tb) = start_pump(), start_pump()
     tx_owner, rx_owner = Owner(), Owner()
+    tx_owner.pump, rx_owner.pump = a, b
     rx = b.open(a.address, TAG, False, True, rx_owner)
     tx = a.open(b.address, TAG, False, False, tx_owner)
     yield tx, rx, tx_owner, rx_owner
@@ -87,6 +88,26 @@ def test_messages_cross_whole_and_in_order_with_their_buffers_and_the_goodbye_la
     wait_for(lambda: tx.sent == 31 and tx.idle)
     assert tx.failure is None and rx.failure is None
     assert rx_owner.threads == {"cubind.graph ucx pump"}  # called on the pump's thread
+
+
+def test_a_waiting_thread_drives_the_data_path_and_takes_the_news_on_its_own_thread(pair):
+    """``poll`` (a scheduler with nothing to tick waits there): the owner is
+    called on the waiting thread, not the pump's; with nothing arriving it
+    returns False once its time is up."""
+    tx, rx, _, rx_owner = pair
+    got = []
+    waiter = threading.Thread(target=lambda: got.append(rx_owner.pump.poll(5.0)), name="waiting scheduler")
+    waiter.start()
+    time.sleep(0.05)
+    tx.send(b'{"n": 1}', [])
+    waiter.join(10)
+    assert got == [True] and rx_owner.threads == {"waiting scheduler"}
+    assert [header for header, _ in rx.take()] == [b'{"n": 1}']
+    started = time.monotonic()
+    assert rx_owner.pump.poll(0.02) is False
+    assert 0.02 <= time.monotonic() - started < 1.0
+    tx.send(b'{"n": 2}', [])  # the pump's thread serves again once nobody waits
+    assert [header for header, _ in received(rx, 1)] == [b'{"n": 2}']
 
 
 def test_a_header_past_its_frame_arrives_whole(pair):

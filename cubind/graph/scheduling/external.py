@@ -14,6 +14,14 @@ class ExternalSource:
         connection when it cannot (port in use, peer not up in time, layout)."""
         raise NotImplementedError
 
+    def external_wait(self, seconds):
+        """Waits up to ``seconds`` for news from outside (the scheduler's lock
+        and the GIL let go), handing it to the run on this thread (``wake``
+        called here); whether any came. A source that cannot (the default)
+        returns False at once and the run waits on its condition, woken by
+        ``wake`` from the transport's thread."""
+        return False
+
     def external_active(self):
         """True while something outside may still make an entity ready."""
         raise NotImplementedError

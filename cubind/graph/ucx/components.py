@@ -93,6 +93,13 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
         if self._wake is not None:
             self._wake()
 
+    def external_wait(self, seconds):
+        """The data path's news taken on the waiting scheduler's thread
+        (``pump.Pump.poll``): a message, a credit or a goodbye costs no
+        thread's wake-up and no handoff of the GIL."""
+        pump = None if self.engine is None else self.engine.started_pump
+        return False if pump is None else pump.poll(seconds)
+
     def open_external(self, wake):
         graph = self.entity.graph
         self.links = [q.link for q in graph.components((UcxReceiver, UcxTransmitter))]

@@ -163,10 +163,10 @@ class OutLink(Link):
                 if not conn.cuda:
                     conn.channel.use_cuda(self.context.engine.cuda_context(ordinal))
                     conn.cuda = True
-                buffers, taken = self.staging.stage(buffers, ordinal, ready)
-                keep = (message, buffers, taken)
-                if taken:
-                    ready = None  # the staged copies are done, after the producer's work
+                buffers, taken, copied = self.staging.stage(buffers, ordinal, ready)
+                if taken:  # sent once the copies are done (they follow the producer's work)
+                    ready = copied
+                keep = (message, buffers, taken, ready)
             conn.channel.send(header, [_buffer(data) for data in buffers], 0 if ready is None else int(ready.handle))
             conn.queued += 1
             conn.keep.append(keep)
@@ -176,9 +176,9 @@ class OutLink(Link):
         lets go of what they held (the lock held)."""
         done = min(conn.channel.sent, conn.queued) - conn.sent
         for _ in range(done):
-            _, *taken = conn.keep.popleft()
-            if len(taken) == 2:
-                self.staging.give_back(taken[1])
+            kept = conn.keep.popleft()
+            if len(kept) == 4:
+                self.staging.give_back(kept[2])
         conn.sent += done
         self.sent += done
 

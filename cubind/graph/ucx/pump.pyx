@@ -165,6 +165,8 @@ cdef enum:
     # Progress calls per turn of the loop, and how long it spins idle before it sleeps on the worker's events.
     PROGRESS_BURST = 64
     SPIN_NS = 200000
+    TURN_WORK = 1
+    TURN_NEWS = 2
 
 
 cdef struct prefix_t:
@@ -336,6 +338,7 @@ cdef class Pump:
     cdef block_t *returned
     cdef int nreturned
     cdef bint sleeping, stopping, running
+    cdef int pollers  # threads in poll(): they drive the data path meanwhile, not the pump's thread
     cdef int64_t next_id
     cdef dict channels  # id -> Channel, for the notifications
     cdef bytes _address
@@ -453,12 +456,31 @@ cdef class Pump:
             self._wake()
             pthread_mutex_unlock(&self.mu)
 
+    cdef int _turn(self) noexcept nogil:
+        """One turn of the data path (the lock held): UCX progressed, each
+        channel served, closed ones let go. ``TURN_WORK``: something moved or
+        is in flight; ``TURN_NEWS``: a channel has news for its owner."""
+        cdef int n = 0, got = 0
+        cdef chan_t *ch
+        while n < PROGRESS_BURST and ucp.worker_progress(self.worker):
+            n += 1
+        if n:
+            got |= TURN_WORK
+        ch = self.chans
+        while ch != NULL:
+            if self._service(ch):
+                got |= TURN_WORK
+            if ch.notify:
+                got |= TURN_NEWS
+            ch = ch.next
+        self._reap()
+        return got
+
     cdef void _loop(self) noexcept nogil:
         cdef uint64_t idle_since = 0, drained
-        cdef bint busy, note, sleep
+        cdef bint sleep
+        cdef int got
         cdef pollfd fds[2]
-        cdef int n
-        cdef chan_t *ch
         fds[0].fd, fds[0].events = self.efd, POLLIN
         fds[1].fd, fds[1].events = self.wake_fd, POLLIN
         while True:
@@ -466,25 +488,25 @@ cdef class Pump:
             if self.stopping:
                 pthread_mutex_unlock(&self.mu)
                 return
-            n = 0
-            while n < PROGRESS_BURST and ucp.worker_progress(self.worker):
-                n += 1
-            busy, note = False, False
-            ch = self.chans
-            while ch != NULL:
-                busy |= self._service(ch)
-                note |= ch.notify
-                ch = ch.next
-            self._reap()
+            if self.pollers:
+                # A thread waits in poll(): it drives the data path meanwhile and takes the news
+                # itself; this one sleeps until it leaves (poll() then writes wake_fd).
+                self.sleeping = True
+                pthread_mutex_unlock(&self.mu)
+                poll(&fds[1], 1, 10)
+                read(self.wake_fd, &drained, 8)
+                idle_since = 0
+                continue
+            got = self._turn()
             sleep = False
-            if busy or note or n:
+            if got:
                 idle_since = 0
             elif idle_since == 0:
                 idle_since = _now_ns()
             elif _now_ns() - idle_since > SPIN_NS and ucp.worker_arm(self.worker) == UCS_OK:
                 sleep, self.sleeping = True, True
             pthread_mutex_unlock(&self.mu)
-            if note:
+            if got & TURN_NEWS:
                 with gil:
                     self._notify()
             if sleep:
@@ -496,6 +518,37 @@ cdef class Pump:
                 idle_since = 0
             elif idle_since:
                 sched_yield()
+
+    def poll(self, double seconds):
+        """Waits up to ``seconds`` for news of any channel, driving the data
+        path on this thread meanwhile (without the GIL; the pump's thread
+        sleeps), then calls the owners with news here; whether there was
+        any. A scheduler waiting for messages so takes them itself: no
+        thread is woken and no GIL handed over per message."""
+        cdef uint64_t deadline
+        cdef int got = 0
+        with nogil:
+            deadline = _now_ns() + <uint64_t>(seconds * 1e9)
+            pthread_mutex_lock(&self.mu)
+            self.pollers += 1
+            pthread_mutex_unlock(&self.mu)
+            while True:
+                pthread_mutex_lock(&self.mu)
+                if self.worker != NULL and not self.stopping:
+                    got = self._turn()
+                pthread_mutex_unlock(&self.mu)
+                if got & TURN_NEWS or _now_ns() >= deadline:
+                    break
+                if not got:
+                    sched_yield()  # few cores: the peer's threads may need this one
+            pthread_mutex_lock(&self.mu)
+            self.pollers -= 1
+            if self.pollers == 0:
+                self.sleeping = True  # the pump's thread resumes now, whatever it was doing
+                self._wake()
+            pthread_mutex_unlock(&self.mu)
+        self._notify()
+        return bool(got & TURN_NEWS)
 
     cdef void _notify(self) noexcept:
         """Calls the owners of the channels with news (the GIL held, not the lock)."""

@@ -33,10 +33,14 @@ class DeviceStaging:
         self._stream = stream
 
     def stage(self, buffers, ordinal, ready=None):
-        """``buffers`` with each pool-memory device array replaced by a
-        block holding a copy, and the blocks taken (to give back with
-        :meth:`give_back` once sent). The copies follow the producer's
-        ``ready`` event (a ``cubind.Event``) and are done on return."""
+        """``(buffers, taken, copied)``: ``buffers`` with each pool-memory
+        device array replaced by a block holding a copy, the blocks taken
+        (to give back with :meth:`give_back` once sent), and where there
+        were copies an event after them (a ``cubind.Event``; None where the
+        copies are done on return: a raw stream handle's). The copies follow
+        the producer's ``ready`` event (a ``cubind.Event``). UCX reads
+        outside any stream: the data path sends once ``copied`` is complete,
+        and this thread does not wait for it."""
         staged, taken = [], []
         for data in buffers:
             device = data if isinstance(data, cubind.Array) else None
@@ -57,19 +61,20 @@ class DeviceStaging:
             block.copy_from(data, stream=self._stream)
             staged.append(block)
             taken.append((key, block))
-        if taken:
-            # UCX reads outside any stream: the copies are done before it is asked to.
-            if isinstance(self._stream, cubind.Stream):
-                self._stream.synchronize()
-            else:  # a raw handle
-                import cuda  # here too: see from_a_pool
+        if not taken:
+            return staged, taken, None
+        if isinstance(self._stream, cubind.Stream):
+            return staged, taken, cubind.Event(timing=False).record(self._stream)
+        import cuda  # here too: see from_a_pool
 
-                cubind.check(cuda.cuStreamSynchronize(self._stream), "cuStreamSynchronize")
-        return staged, taken
+        cubind.check(cuda.cuStreamSynchronize(self._stream), "cuStreamSynchronize")
+        return staged, taken, None
 
     def _wait(self, event):
+        """The copies' stream waits for ``event`` (a message's ready event:
+        a ``cubind.Event``, or the graph's pooled one holding it)."""
         if isinstance(self._stream, cubind.Stream):
-            self._stream.wait(event)
+            self._stream.wait(getattr(event, "event", event))
         else:  # a raw handle
             import cuda  # here too: see from_a_pool
 

@@ -184,6 +184,11 @@ class Engine:
                 self._pump, self._pump_thread = start_pump()
             return self._pump
 
+    @property
+    def started_pump(self):
+        """The data path if a connection made it, else None (never made here)."""
+        return self._pump
+
     def cuda_context(self, ordinal):
         """Device ``ordinal``'s primary context (an int) for the data path,
         made current on the loop's thread too (``use_device``)."""
