@@ -313,8 +313,10 @@ class InLink(Link):
                 continue
             shape, dtype, device = entry["shape"], entry["dtype"], entry["storage"] == "device"
             block = next(blocks, None) if entry["nbytes"] else None
-            if entry["nbytes"] and block is None:
-                raise WireError(f"{where}: {entry['name']!r} has bytes but none arrived")
+            if entry["nbytes"] and (block is None or block.nbytes != entry["nbytes"] or block.device != device):
+                # The header's prefix (what the data path received) and its JSON disagree: not a view past a block.
+                raise WireError(f"{where}: {entry['name']!r} ({entry['nbytes']} bytes, {entry['storage']}) does not "
+                                f"match the buffer that arrived for it")
             if block is None:
                 data = cubind.empty(shape, dtype, device=ordinal, pool=False) if device else np.empty(shape, dtype)
             elif device:
@@ -324,6 +326,8 @@ class InLink(Link):
             if allocator is not None:
                 data = self.context.copy_into(allocator, self.queue, entry, data)
             tensors[entry["name"]] = data
+        if next(blocks, None) is not None:
+            raise WireError(f"{where}: more buffers arrived than the header's tensors hold")
         return tensors
 
     def _lost(self, conn, text):

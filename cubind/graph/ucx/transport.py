@@ -153,17 +153,29 @@ class Engine:
         # SO_REUSEADDR on the listening sockets: a part restarted while its last connections are in
         # TIME_WAIT can listen on its port again (read when ucxx makes its context, on first use).
         os.environ.setdefault("UCX_TCP_CM_REUSEADDR", "y")
-        # ucxx's default completes a request by polling it on each turn of the loop, which keeps the loop's
-        # thread on the GIL while a connection's one receive waits (all a connection has, the messages being
-        # on the data path): two-process pings went 359 against 11 290 a second here. Its futures, set by a
-        # notifier thread, let the loop sleep.
-        os.environ.setdefault("UCXPY_ENABLE_PYTHON_FUTURE", "1")
         self.ucxx = ucxx_module()
         self.loop = asyncio.new_event_loop()
         self._devices = set()
         self._pump = None
         self.thread = threading.Thread(target=self._run, name="cubind.graph ucx", daemon=True)
         self.thread.start()
+        self.call(self._init_ucxx())
+
+    async def _init_ucxx(self):
+        """ucxx's context, made on the loop. ucxx's default completes a
+        request by polling it on each turn of the loop, which keeps the
+        loop's thread on the GIL while a connection's one receive waits (all
+        a connection has, the messages being on the data path): two-process
+        pings went 359 against 11 290 a second here. Its futures, set by a
+        notifier thread, let the loop sleep: asked for here (the process's
+        environment, which child processes inherit, left alone), unless
+        ``UCXPY_ENABLE_PYTHON_FUTURE`` says otherwise or ucxx was set up
+        before."""
+        wanted = os.environ.get("UCXPY_ENABLE_PYTHON_FUTURE")
+        try:
+            self.ucxx.init(enable_python_future=True if wanted is None else wanted != "0")
+        except RuntimeError:
+            pass  # initiated already, as whoever did it chose
 
     def _run(self):
         asyncio.set_event_loop(self.loop)

@@ -10,6 +10,7 @@ JSON holds exactly: None, bool, int, float, str, and lists and str-keyed dicts o
 them. Anything else is refused at ``publish`` with the component's name and
 type. The header is bounded by the serialization buffer's ``buffer_size``."""
 
+import functools
 import json
 import math
 import sys
@@ -98,6 +99,12 @@ def encode(message, where, device_allowed=True, limit=None):
     return header, buffers
 
 
+@functools.lru_cache(maxsize=256)
+def _dtype(text):
+    """numpy's dtype of a header's dtype string (a message's own: a few, each made once)."""
+    return np.dtype(text)
+
+
 def decode_header(raw, where):
     """The component entries of a header; ``WireError`` naming ``where``
     (the receiving entity and queue) when it is not one."""
@@ -111,13 +118,13 @@ def decode_header(raw, where):
             if not isinstance(entry["name"], str) or not entry["name"]:
                 raise ValueError(f"component name {entry['name']!r}")
             if kind == "tensor":
-                entry["dtype"] = np.dtype(entry["dtype"])
+                entry["dtype"] = _dtype(entry["dtype"])
                 if entry["dtype"].kind not in _DTYPE_KINDS:
                     raise ValueError(f"dtype {entry['dtype']}")
                 entry["shape"] = tuple(int(n) for n in entry["shape"])
                 if any(n < 0 for n in entry["shape"]):
                     raise ValueError(f"shape {entry['shape']}")
-                expected = int(np.prod(entry["shape"], dtype=np.int64)) * entry["dtype"].itemsize
+                expected = math.prod(entry["shape"]) * entry["dtype"].itemsize  # numpy's prod: 5 us a message
                 if entry["nbytes"] != expected:
                     raise ValueError(f"{entry['name']}: nbytes {entry['nbytes']} for shape {entry['shape']}")
                 if entry["storage"] not in ("host", "pinned", "device"):

@@ -32,7 +32,7 @@ async def main(port, mode):
         except Exception:
             await asyncio.sleep(0.1)
     layout = dict(LAYOUT, protocol="cubind.graph.ucx/0") if mode == "layout" else LAYOUT
-    pump, _ = start_pump()
+    pump, thread = start_pump()
     hello = {"hello": True, "layout": layout, "source": "fake/out", "cpu_data_only": True, "place": place(),
              "data": {"address": pump.address.hex()}}
     await ep.send_obj(json.dumps(hello).encode())
@@ -50,6 +50,10 @@ async def main(port, mode):
         except Exception:
             pass
     await ep.close()
+    # Stopped before the interpreter's exit: UCX's own teardown must not meet the pump's thread in UCX.
+    pump.stop()
+    thread.join(5)
+    pump.close()
 
 
 asyncio.run(main(int(sys.argv[1]), sys.argv[2]))
