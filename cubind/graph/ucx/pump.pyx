@@ -339,6 +339,7 @@ cdef class Pump:
     cdef int nreturned
     cdef bint sleeping, stopping, running
     cdef int pollers  # threads in poll(): they drive the data path meanwhile, not the pump's thread
+    cdef bint cuda  # a channel was given a CUDA context: other threads' current one is kept around our turns
     cdef int64_t next_id
     cdef dict channels  # id -> Channel, for the notifications
     cdef bytes _address
@@ -527,7 +528,10 @@ cdef class Pump:
         thread is woken and no GIL handed over per message."""
         cdef uint64_t deadline
         cdef int got = 0
+        cdef cdrv.CUcontext saved = NULL
         with nogil:
+            if self.cuda:  # the turns make the channels' contexts current: this thread's is given back
+                cdrv.cuCtxGetCurrent(&saved)
             deadline = _now_ns() + <uint64_t>(seconds * 1e9)
             pthread_mutex_lock(&self.mu)
             self.pollers += 1
@@ -547,6 +551,8 @@ cdef class Pump:
                 self.sleeping = True  # the pump's thread resumes now, whatever it was doing
                 self._wake()
             pthread_mutex_unlock(&self.mu)
+            if self.cuda:
+                cdrv.cuCtxSetCurrent(saved)
         self._notify()
         return bool(got & TURN_NEWS)
 
@@ -579,6 +585,19 @@ cdef class Pump:
                 import traceback
                 traceback.print_exc()
 
+    cdef void _serve_now(self, chan_t *ch) noexcept nogil:
+        """A turn on ``ch`` on the calling thread (the lock held): what it was
+        just given (a message, credits) is posted now, not when the pump's
+        thread next wakes. That thread's CUDA context is left as it was."""
+        cdef cdrv.CUcontext saved = NULL
+        if self.worker == NULL or self.stopping or ch.closing:
+            return
+        if self.cuda:
+            cdrv.cuCtxGetCurrent(&saved)
+        self._service(ch)
+        if self.cuda:
+            cdrv.cuCtxSetCurrent(saved)
+
     cdef bint _service(self, chan_t *ch) noexcept nogil:
         """One turn on ``ch`` (the lock held); whether it has work in flight."""
         if ch.ctx != NULL:  # UCX reads and writes device memory, and the events are asked, in it
@@ -598,9 +617,11 @@ cdef class Pump:
         cdef bint all_done
         cdef ucp_request_param param
         memset(&param, 0, sizeof(param))
+        # Every receive posted here is a request to test, never a silent immediate completion (that
+        # lost a credit note that had arrived before its receive was posted again).
+        param.op_attr_mask = OP_ATTR_FLAG_NO_IMM_CMPL
         # Credits: a receive stands for the next note.
         if ch.credit_req == NULL and ch.failure == UCS_OK:
-            param.op_attr_mask = OP_ATTR_FLAG_NO_IMM_CMPL  # a request to test, never a silent completion
             ch.credit_req = _posted(ucp.tag_recv_nbx(self.worker, &ch.credit_buf, 8, _tag(ch, TAG_CREDIT),
                                                      <ucp_tag_t>-1, &param), &st)
             _fail(ch, st, "a credit's receive")
@@ -1106,6 +1127,7 @@ cdef class Channel:
                 ch.out_tail = o
                 if ch.out_next == NULL:
                     ch.out_next = o
+                self.pump._serve_now(ch)  # posted here where its ready event allows
                 self.pump._wake()
             pthread_mutex_unlock(&self.pump.mu)
         if closed:
@@ -1124,6 +1146,7 @@ cdef class Channel:
             pthread_mutex_lock(&self.pump.mu)
             self.ch.ctx = <cdrv.CUcontext>context
             self.ch.wants_cuda = False
+            self.pump.cuda = True
             self.pump._wake()
             pthread_mutex_unlock(&self.pump.mu)
 
@@ -1132,6 +1155,7 @@ cdef class Channel:
         with nogil:
             pthread_mutex_lock(&self.pump.mu)
             self.ch.credit_pending += count
+            self.pump._serve_now(self.ch)  # the note posted here
             self.pump._wake()
             pthread_mutex_unlock(&self.pump.mu)
 
