@@ -182,8 +182,8 @@ class Engine:
         self.loop.run_forever()
 
     def use_device(self, ordinal):
-        """Makes ``ordinal``'s primary context current on the loop's thread
-        (where UCX is asked to read or write device memory), once."""
+        """Makes ``ordinal``'s primary context current on the calling thread,
+        once per process (the first device tensor's)."""
         if ordinal not in self._devices:
             cubind.Device(ordinal).set_current()
             self._devices.add(ordinal)
@@ -202,8 +202,11 @@ class Engine:
         return self._pump
 
     def cuda_context(self, ordinal):
-        """Device ``ordinal``'s primary context (an int) for the data path,
-        made current on the loop's thread too (``use_device``)."""
+        """Device ``ordinal``'s primary context (an int) for the data path.
+        ``use_device`` makes it current once, on whichever thread asks first
+        (the publishing scheduler's or the receiving pump's): the loop's
+        thread no longer touches device memory, and the data path makes the
+        context current around its own turns."""
         from cubind._core.context import primary_context
 
         self.use_device(ordinal)
