@@ -205,6 +205,16 @@ def test_a_message_that_cannot_be_decoded_is_an_error_naming_the_entity():
     assert "entity 'rx', rx/signal: message 1 from fake/out: a message that cannot be decoded" in err, err
 
 
+def test_a_tensor_whose_bytes_do_not_match_its_header_is_refused_not_viewed_past_its_buffer():
+    port = free_port()
+    rx = part("ping_rx.yaml", f"rx/signal/port={port}")
+    fake = _fake(port, "mismatch")
+    code, out, err = finish(rx, timeout=30)
+    finish(fake)
+    assert code == 1, out + err
+    assert "message 1: 'x' (64 bytes, host) does not match the buffer that arrived for it" in err, err
+
+
 def test_a_goodbye_claiming_more_messages_than_arrived_is_an_error():
     port = free_port()
     rx = part("ping_rx.yaml", f"rx/signal/port={port}")

@@ -4,6 +4,7 @@ never sends:
 
     python fake_peer.py PORT garbage        a valid hello, then a header that is not JSON
     python fake_peer.py PORT layout         a hello of another protocol version
+    python fake_peer.py PORT mismatch       a valid hello, then a tensor whose header says 64 bytes, sent as 16
     python fake_peer.py PORT short          a valid hello, then a goodbye claiming 5 messages sent
 
 It prints the receiver's answer to the hello as one JSON line."""
@@ -43,6 +44,13 @@ async def main(port, mode):
         channel = pump.open(bytes.fromhex(data["address"]), int(data["tag"]), False, False, Owner())
         if mode == "garbage":
             channel.send(b"\x00 this is not a header", [])
+        elif mode == "mismatch":
+            import numpy as np
+
+            header = json.dumps({"components": [{"name": "x", "kind": "tensor", "storage": "host", "shape": [16],
+                                                 "dtype": "<f4", "nbytes": 64}]}).encode()
+            small = np.zeros(4, np.float32)
+            channel.send(header, [(small.__array_interface__["data"][0], small.nbytes, False)])
         elif mode == "short":
             channel.bye(5)
         try:
