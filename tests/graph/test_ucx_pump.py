@@ -110,6 +110,70 @@ def test_a_waiting_thread_drives_the_data_path_and_takes_the_news_on_its_own_thr
     assert [header for header, _ in received(rx, 1)] == [b'{"n": 2}']
 
 
+def test_a_polling_receiver_takes_each_message_without_waking_the_pumps_thread(pair):
+    """A scheduler polls, takes a message, gives its credit and polls again:
+    the pump's thread stays parked meanwhile (a wake-up per message was a
+    syscall and a thread switch on each side), and resumes once the poller
+    goes to sleep (a poll that ends without news)."""
+    tx, rx, _, rx_owner = pair
+    pump = rx_owner.pump
+    count, got = 200, []
+    wait_for(lambda: pump.stats()["sleeps"] >= 1)  # the pump's thread asleep before the first message
+
+    def scheduler():
+        while len(got) < count:
+            pump.poll(1.0)
+            taken = rx.take()  # what came with the news; or before, told to the owner by the pump's thread
+            got.extend(taken)
+            if taken:
+                rx.credit(len(taken))
+
+    before = pump.stats()["wakes"]
+    waiter = threading.Thread(target=scheduler, name="waiting scheduler")
+    waiter.start()
+    for i in range(count):
+        wait_for(lambda i=i: tx.take_credits() or len(got) >= i)  # one message in flight at a time
+        tx.send(b'{"i": %d}' % i, [])
+    waiter.join(10)
+    assert [header for header, _ in got] == [b'{"i": %d}' % i for i in range(count)]
+    assert pump.stats()["wakes"] - before <= 5  # not one per message
+    assert pump.poll(0.001) is False  # the poller leaves without news: the pump's thread takes over
+    tx.send(b'{"i": "last"}', [])
+    assert [header for header, _ in received(rx, 1)] == [b'{"i": "last"}']
+    assert rx_owner.threads >= {"cubind.graph ucx pump"}
+
+
+def test_the_counters_say_what_each_side_did(pair):
+    tx, rx, tx_owner, rx_owner = pair
+    payload = np.arange(1000, dtype=np.float32)
+    for _ in range(10):
+        tx.send(b"{}", [host(payload)])
+    received(rx, 10)
+    rx.credit(3)
+    wait_for(lambda: tx_owner.pump.stats()["credit_notes_in"] == 1)
+    tx.bye(10)
+    received(rx, 1)
+    wait_for(lambda: tx.sent == 11)
+    sent, got = tx_owner.pump.stats(), rx_owner.pump.stats()
+    assert (sent["tx_queued"], sent["tx_sent"], sent["headers"], sent["rx_taken"]) == (11, 11, 0, 0)
+    assert (got["headers"], got["rx_taken"], got["tx_queued"], got["credit_notes_sent"]) == (11, 11, 0, 1)
+    assert got["blocks_made"] >= 1 and sent["tx_done_ns"] > 0 and got["rx_parts_ns"] > 0
+    assert all(isinstance(v, int) and v >= 0 for v in (*sent.values(), *got.values()))
+
+
+def test_credits_cross_until_the_goodbye_and_none_after_it(pair):
+    tx, rx, _, rx_owner = pair
+    tx.send(b"{}", [])
+    received(rx, 1)
+    rx.credit(1)
+    wait_for(lambda: tx.take_credits() == 1)
+    tx.bye(1)
+    assert received(rx, 1) == [1]
+    rx.credit(1)  # the transmitter sends no more: the note is not sent (it would arrive unmatched)
+    time.sleep(0.05)
+    assert tx.take_credits() == 0 and rx_owner.pump.stats()["credit_notes_sent"] == 1
+
+
 def test_a_header_past_its_frame_arrives_whole(pair):
     tx, rx, _, _ = pair
     header = b'{"x": "' + bytes(range(97, 123)) * 1000 + b'"}'

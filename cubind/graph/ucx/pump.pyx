@@ -26,8 +26,11 @@ wait, in order, for each message's ready event (``cuEventQuery`` from the
 pump's loop, not a wait on the scheduler's thread).
 
 Python is called once per batch (the owner's ``pump_ready``), from the
-pump's thread, never with the pump's lock held: a thread holding the GIL
-may wait for that lock, never the reverse. Connection, hello, losses and
+pump's thread or from a thread in ``poll`` (a scheduler with nothing to
+tick, which drives the data path meanwhile while the pump's thread is
+parked), never with the pump's lock held: a thread holding the GIL may
+wait for that lock, never the reverse. ``stats`` counts what the data path
+did and how long each step took. Connection, hello, losses and
 goodbyes from the receiving side stay on ucxx (``transport.py``)."""
 
 cimport cython
@@ -72,6 +75,7 @@ cdef extern from "<pthread.h>" nogil:
         pass
     int pthread_mutex_init(pthread_mutex_t *, void *)
     int pthread_mutex_lock(pthread_mutex_t *)
+    int pthread_mutex_trylock(pthread_mutex_t *)
     int pthread_mutex_unlock(pthread_mutex_t *)
 
 cdef extern from "ucp_subset.h" nogil:
@@ -165,8 +169,45 @@ cdef enum:
     # Progress calls per turn of the loop, and how long it spins idle before it sleeps on the worker's events.
     PROGRESS_BURST = 64
     SPIN_NS = 200000
+    # How long the pump's thread stays parked after a thread left poll() (``_loop``).
+    HANDOVER_NS = 1000000
     TURN_WORK = 1
     TURN_NEWS = 2
+
+
+# The pump's counters (``Pump.stats``): where a message's time goes, read on a
+# machine without a profiler that sees into C (each costs a clock read).
+cdef enum:
+    S_TURNS_THREAD  # turns of the data path by the pump's thread
+    S_TURNS_POLL  # by threads in poll()
+    S_WAKES  # the pump's thread woken by a write to its eventfd
+    S_SLEEPS  # the pump's thread asleep on the worker's events
+    S_POLLS
+    S_POLL_NS
+    S_POLL_NEWS  # polls that ended with news
+    S_HEADERS  # headers arrived (messages and goodbyes)
+    S_RX_PARTS_NS  # from a header's arrival to its buffers' (summed over messages)
+    S_RX_TAKE_NS  # from a message complete to Python taking it
+    S_RX_TAKEN
+    S_TX_QUEUED
+    S_TX_READY_NS  # from a message queued to its sends posted (its ready event)
+    S_TX_DONE_NS  # from posted to every send complete
+    S_TX_SENT
+    S_CREDIT_NOTES_SENT
+    S_CREDIT_NOTES_IN
+    S_SETTLES
+    S_SETTLE_NS
+    S_BLOCKS_MADE
+    S_LOCK_WAITS  # the pump's lock found taken by a caller (a Channel's method, poll())
+    S_LOCK_WAIT_NS
+    S_LOOP_LOCK_WAITS  # ... by the pump's thread
+    S_LOOP_LOCK_WAIT_NS
+    S_COUNT
+
+STAT_NAMES = ("turns_thread", "turns_poll", "wakes", "sleeps", "polls", "poll_ns", "poll_news", "headers",
+              "rx_parts_ns", "rx_take_ns", "rx_taken", "tx_queued", "tx_ready_ns", "tx_done_ns", "tx_sent",
+              "credit_notes_sent", "credit_notes_in", "settles", "settle_ns", "blocks_made", "lock_waits",
+              "lock_wait_ns", "loop_lock_waits", "loop_lock_wait_ns")
 
 
 cdef struct prefix_t:
@@ -202,6 +243,8 @@ cdef struct out_t:  # a message to send
     int nreq
     cdrv.CUevent ready
     int posted
+    uint64_t t_queued
+    uint64_t t_posted
 
 
 cdef struct in_t:  # a message arriving
@@ -217,6 +260,8 @@ cdef struct in_t:  # a message arriving
     uint32_t kind
     uint64_t value
     int complete
+    uint64_t t_header
+    uint64_t t_complete
 
 
 cdef struct chan_t:
@@ -250,8 +295,44 @@ cdef struct chan_t:
     uint64_t credit_pending
     size_t held  # a header's length, held until a CUDA context is given for its device buffers
     bint wants_cuda
+    bint bye_in  # the transmitter's goodbye arrived: no credit is sent after it
     void *credit_send_req[CREDIT_SLOTS]
     uint64_t credit_send_buf[CREDIT_SLOTS]
+
+
+cdef extern from *:
+    """
+    /* The CUDA context the data path last made current on this thread: a spinning thread's
+       turns each made a channel's context current, a driver call every turn. */
+    static __thread void *cubind_pump_current = 0;
+    """
+    void *_current "cubind_pump_current"
+
+
+cdef inline cdrv.CUresult _make_current(cdrv.CUcontext ctx) noexcept nogil:
+    global _current
+    cdef cdrv.CUresult err = cdrv.CUDA_SUCCESS
+    if <void *>ctx != _current:
+        err = cdrv.cuCtxSetCurrent(ctx)
+        _current = <void *>ctx if err == cdrv.CUDA_SUCCESS else <void *>1
+    return err
+
+
+cdef inline cdrv.CUcontext _own_context() noexcept nogil:
+    """The calling thread's current context, before turns that change it
+    (given back with ``_make_current``); the cache learns it."""
+    global _current
+    cdef cdrv.CUcontext saved = NULL
+    cdrv.cuCtxGetCurrent(&saved)
+    _current = <void *>saved
+    return saved
+
+
+cdef inline void _forget_current() noexcept nogil:
+    """Python ran on this thread (an owner's ``pump_ready``), which may have
+    made another context current: the next turn sets its own again."""
+    global _current
+    _current = <void *>1
 
 
 class PumpError(RuntimeError):
@@ -320,6 +401,15 @@ cdef bint _has_device(const char *frame, size_t length) noexcept nogil:
     return False
 
 
+cdef inline void _host_param(ucp_request_param *param, uint32_t flags) noexcept nogil:
+    """``param`` for a header, credit or goodbye: host memory said, so that UCX
+    does not ask which memory the pointer is (a CUDA driver call where UCX
+    loaded its CUDA transports), and ``flags``."""
+    memset(param, 0, sizeof(ucp_request_param))
+    param.op_attr_mask = OP_ATTR_FIELD_MEMORY_TYPE | flags
+    param.memory_type = MEMORY_TYPE_HOST
+
+
 cdef inline ucp_tag_t _tag(chan_t *ch, int kind) noexcept nogil:
     return ch.tag | <ucp_tag_t>kind
 
@@ -338,11 +428,14 @@ cdef class Pump:
     cdef block_t *returned
     cdef int nreturned
     cdef bint sleeping, stopping, running
+    cdef bint parked  # the pump's thread leaves the data path to a poller (``_loop``)
     cdef int pollers  # threads in poll(): they drive the data path meanwhile, not the pump's thread
+    cdef uint64_t left_ns  # when a thread last left poll()
     cdef bint cuda  # a channel was given a CUDA context: other threads' current one is kept around our turns
     cdef int64_t next_id
     cdef dict channels  # id -> Channel, for the notifications
     cdef bytes _address
+    cdef uint64_t st[S_COUNT]
 
     def __cinit__(self, str ucp_library, str ucs_library):
         cdef char error[512]
@@ -436,7 +529,31 @@ cdef class Pump:
         cdef uint64_t one = 1
         if self.sleeping:
             self.sleeping = False
+            self.st[S_WAKES] += 1
             write(self.wake_fd, &one, 8)
+
+    cdef inline void _lock(self, int waits) noexcept nogil:
+        """Takes the pump's lock; a wait for it is counted in ``waits``
+        (``S_LOCK_WAITS`` or ``S_LOOP_LOCK_WAITS``) and the next counter."""
+        cdef uint64_t t
+        if pthread_mutex_trylock(&self.mu) == 0:
+            return
+        t = _now_ns()
+        pthread_mutex_lock(&self.mu)
+        self.st[waits] += 1
+        self.st[waits + 1] += _now_ns() - t
+
+    cdef inline void _count(self, int which, uint64_t n) noexcept nogil:
+        self.st[which] += n
+
+    def stats(self):
+        """The pump's counters since it was made (``STAT_NAMES``; times in ns)."""
+        cdef uint64_t copy[S_COUNT]
+        with nogil:
+            pthread_mutex_lock(&self.mu)
+            memcpy(copy, self.st, sizeof(copy))
+            pthread_mutex_unlock(&self.mu)
+        return {name: copy[i] for i, name in enumerate(STAT_NAMES)}
 
     # -- the loop (its own thread)
 
@@ -449,11 +566,20 @@ cdef class Pump:
         finally:
             self.running = False
 
+    cdef void _unpark(self) noexcept nogil:
+        """The pump's thread back to the data path now if parked (the lock held)."""
+        cdef uint64_t one = 1
+        self.left_ns = 0
+        if self.parked:
+            self.parked = False
+            self.st[S_WAKES] += 1
+            write(self.wake_fd, &one, 8)
+
     def stop(self):
         with nogil:
             pthread_mutex_lock(&self.mu)
             self.stopping = True
-            self.sleeping = True
+            self._unpark()
             self._wake()
             pthread_mutex_unlock(&self.mu)
 
@@ -485,20 +611,25 @@ cdef class Pump:
         fds[0].fd, fds[0].events = self.efd, POLLIN
         fds[1].fd, fds[1].events = self.wake_fd, POLLIN
         while True:
-            pthread_mutex_lock(&self.mu)
+            self._lock(S_LOOP_LOCK_WAITS)
             if self.stopping:
                 pthread_mutex_unlock(&self.mu)
                 return
-            if self.pollers:
-                # A thread waits in poll(): it drives the data path meanwhile and takes the news
-                # itself; this one sleeps until it leaves (poll() then writes wake_fd).
-                self.sleeping = True
+            if self.pollers or (self.left_ns and _now_ns() - self.left_ns < HANDOVER_NS):
+                # A thread waits in poll(), or left it with news just now (a scheduler between two
+                # ticks, back soon): it drives the data path and takes the news itself. This one
+                # stays parked, unwoken by sends and credits (their callers post them), until that
+                # thread has been gone for HANDOVER_NS or left to sleep: a wake-up per message was
+                # a syscall, a thread switch and a contended lock.
+                self.parked = True
                 pthread_mutex_unlock(&self.mu)
-                poll(&fds[1], 1, 10)
+                poll(&fds[1], 1, 1)
                 read(self.wake_fd, &drained, 8)
                 idle_since = 0
                 continue
+            self.parked = False
             got = self._turn()
+            self.st[S_TURNS_THREAD] += 1
             sleep = False
             if got:
                 idle_since = 0
@@ -506,10 +637,12 @@ cdef class Pump:
                 idle_since = _now_ns()
             elif _now_ns() - idle_since > SPIN_NS and ucp.worker_arm(self.worker) == UCS_OK:
                 sleep, self.sleeping = True, True
+                self.st[S_SLEEPS] += 1
             pthread_mutex_unlock(&self.mu)
             if got & TURN_NEWS:
                 with gil:
                     self._notify()
+                _forget_current()
             if sleep:
                 poll(fds, 2, 100)
                 read(self.wake_fd, &drained, 8)
@@ -523,36 +656,44 @@ cdef class Pump:
     def poll(self, double seconds):
         """Waits up to ``seconds`` for news of any channel, driving the data
         path on this thread meanwhile (without the GIL; the pump's thread
-        sleeps), then calls the owners with news here; whether there was
+        is parked), then calls the owners with news here; whether there was
         any. A scheduler waiting for messages so takes them itself: no
         thread is woken and no GIL handed over per message."""
-        cdef uint64_t deadline
+        cdef uint64_t deadline, begun
         cdef int got = 0
         cdef cdrv.CUcontext saved = NULL
         with nogil:
             if self.cuda:  # the turns make the channels' contexts current: this thread's is given back
-                cdrv.cuCtxGetCurrent(&saved)
-            deadline = _now_ns() + <uint64_t>(seconds * 1e9)
-            pthread_mutex_lock(&self.mu)
+                saved = _own_context()
+            begun = _now_ns()
+            deadline = begun + <uint64_t>(seconds * 1e9)
+            self._lock(S_LOCK_WAITS)
             self.pollers += 1
             pthread_mutex_unlock(&self.mu)
             while True:
-                pthread_mutex_lock(&self.mu)
+                self._lock(S_LOCK_WAITS)
                 if self.worker != NULL and not self.stopping:
                     got = self._turn()
+                    self.st[S_TURNS_POLL] += 1
                 pthread_mutex_unlock(&self.mu)
                 if got & TURN_NEWS or _now_ns() >= deadline:
                     break
                 if not got:
                     sched_yield()  # few cores: the peer's threads may need this one
-            pthread_mutex_lock(&self.mu)
+            self._lock(S_LOCK_WAITS)
             self.pollers -= 1
-            if self.pollers == 0:
-                self.sleeping = True  # the pump's thread resumes now, whatever it was doing
-                self._wake()
+            self.st[S_POLLS] += 1
+            self.st[S_POLL_NS] += _now_ns() - begun
+            if got & TURN_NEWS:
+                # Its caller runs what arrived and is likely back soon: the pump's thread stays
+                # parked for HANDOVER_NS (``_loop``).
+                self.st[S_POLL_NEWS] += 1
+                self.left_ns = _now_ns()
+            elif self.pollers == 0:
+                self._unpark()  # its caller goes to sleep: the pump's thread takes over now
             pthread_mutex_unlock(&self.mu)
             if self.cuda:
-                cdrv.cuCtxSetCurrent(saved)
+                _make_current(saved)
         self._notify()
         return bool(got & TURN_NEWS)
 
@@ -593,15 +734,15 @@ cdef class Pump:
         if self.worker == NULL or self.stopping or ch.closing:
             return
         if self.cuda:
-            cdrv.cuCtxGetCurrent(&saved)
+            saved = _own_context()
         self._service(ch)
         if self.cuda:
-            cdrv.cuCtxSetCurrent(saved)
+            _make_current(saved)
 
     cdef bint _service(self, chan_t *ch) noexcept nogil:
         """One turn on ``ch`` (the lock held); whether it has work in flight."""
         if ch.ctx != NULL:  # UCX reads and writes device memory, and the events are asked, in it
-            cdrv.cuCtxSetCurrent(ch.ctx)
+            _make_current(ch.ctx)
         if ch.closing:
             return self._close_step(ch)
         if ch.receiving:
@@ -615,27 +756,7 @@ cdef class Pump:
         cdef ucs_status_t st = UCS_OK
         cdef int i
         cdef bint all_done
-        cdef ucp_request_param param
-        memset(&param, 0, sizeof(param))
-        # Every receive posted here is a request to test, never a silent immediate completion (that
-        # lost a credit note that had arrived before its receive was posted again).
-        param.op_attr_mask = OP_ATTR_FLAG_NO_IMM_CMPL
-        # Credits: a receive stands for the next note.
-        if ch.credit_req == NULL and ch.failure == UCS_OK:
-            ch.credit_req = _posted(ucp.tag_recv_nbx(self.worker, &ch.credit_buf, 8, _tag(ch, TAG_CREDIT),
-                                                     <ucp_tag_t>-1, &param), &st)
-            _fail(ch, st, "a credit's receive")
-        while ch.credit_req != NULL and ucp.request_check_status(ch.credit_req) != UCS_INPROGRESS:
-            st = UCS_OK
-            _done(&ch.credit_req, &st)
-            if st != UCS_OK:
-                _fail(ch, st, "a credit's receive")
-                break
-            ch.credits_in += ch.credit_buf
-            ch.notify = True
-            ch.credit_req = _posted(ucp.tag_recv_nbx(self.worker, &ch.credit_buf, 8, _tag(ch, TAG_CREDIT),
-                                                     <ucp_tag_t>-1, &param), &st)
-            _fail(ch, st, "a credit's receive")
+        self._credit_notes(ch)
         # Posts, in order, each once its ready event says the producer's work is done.
         while ch.out_next != NULL and ch.failure == UCS_OK:
             o = ch.out_next
@@ -660,14 +781,40 @@ cdef class Pump:
             if ch.out_head == NULL:
                 ch.out_tail = NULL
             ch.sent += 1
+            self.st[S_TX_SENT] += 1
+            self.st[S_TX_DONE_NS] += _now_ns() - o.t_posted
             _free_out(o)
         return ch.out_head != NULL
+
+    cdef void _credit_notes(self, chan_t *ch) noexcept nogil:
+        """The credit notes that arrived, taken; a receive stands for the next."""
+        cdef ucs_status_t st = UCS_OK
+        cdef ucp_request_param param
+        # Every receive posted here is a request to test, never a silent immediate completion (that
+        # lost a credit note that had arrived before its receive was posted again).
+        _host_param(&param, OP_ATTR_FLAG_NO_IMM_CMPL)
+        if ch.credit_req == NULL and ch.failure == UCS_OK:
+            ch.credit_req = _posted(ucp.tag_recv_nbx(self.worker, &ch.credit_buf, 8, _tag(ch, TAG_CREDIT),
+                                                     <ucp_tag_t>-1, &param), &st)
+            _fail(ch, st, "a credit's receive")
+        while ch.credit_req != NULL and ucp.request_check_status(ch.credit_req) != UCS_INPROGRESS:
+            st = UCS_OK
+            _done(&ch.credit_req, &st)
+            if st != UCS_OK:
+                _fail(ch, st, "a credit's receive")
+                break
+            ch.credits_in += ch.credit_buf
+            self.st[S_CREDIT_NOTES_IN] += 1
+            ch.notify = True
+            ch.credit_req = _posted(ucp.tag_recv_nbx(self.worker, &ch.credit_buf, 8, _tag(ch, TAG_CREDIT),
+                                                     <ucp_tag_t>-1, &param), &st)
+            _fail(ch, st, "a credit's receive")
 
     cdef void _post(self, chan_t *ch, out_t *o) noexcept nogil:
         cdef ucp_request_param param
         cdef ucs_status_t st = UCS_OK
         cdef int i
-        memset(&param, 0, sizeof(param))
+        _host_param(&param, 0)
         o.reqs[0] = _posted(ucp.tag_send_nbx(ch.ep, o.frame, o.frame_len, _tag(ch, TAG_HEADER), &param), &st)
         o.nreq = 1
         if o.rest_len:
@@ -680,6 +827,8 @@ cdef class Pump:
                                                       _tag(ch, TAG_DATA), &param), &st)
             o.nreq += 1
         o.posted = 1
+        o.t_posted = _now_ns()
+        self.st[S_TX_READY_NS] += o.t_posted - o.t_queued
         _fail(ch, st, "a send")
 
     # -- receiving
@@ -691,8 +840,7 @@ cdef class Pump:
         cdef in_t *m
         cdef int i, k
         cdef bint pending = False
-        memset(&param, 0, sizeof(param))
-        param.op_attr_mask = OP_ATTR_FLAG_NO_IMM_CMPL  # a request to test (its length), never a silent completion
+        _host_param(&param, OP_ATTR_FLAG_NO_IMM_CMPL)  # a request to test (its length), never a silent completion
         # Headers: each one's buffers are posted before the next header is looked at (tags match in post order).
         while ch.failure == UCS_OK:
             st = UCS_OK
@@ -720,7 +868,10 @@ cdef class Pump:
                 ch.held, ch.wants_cuda, ch.notify = info.length, True, True
                 break
             self._arrived(ch, info.length)
-        # Credits to send: one note for what is pending, in a free slot.
+        # Credits to send: one note for what is pending, in a free slot. After the goodbye none
+        # is: the transmitter sends no more, and closes once it hears the end (on the connection).
+        if ch.bye_in:
+            ch.credit_pending = 0
         if ch.credit_pending and ch.failure == UCS_OK:
             for i in range(CREDIT_SLOTS):
                 st = UCS_OK
@@ -729,9 +880,10 @@ cdef class Pump:
                 if ch.credit_send_req[i] == NULL and ch.credit_pending:
                     ch.credit_send_buf[i] = ch.credit_pending
                     ch.credit_pending = 0
-                    param.op_attr_mask = 0
+                    _host_param(&param, 0)
                     ch.credit_send_req[i] = _posted(ucp.tag_send_nbx(ch.ep, &ch.credit_send_buf[i], 8,
                                                                      _tag(ch, TAG_CREDIT), &param), &st)
+                    self.st[S_CREDIT_NOTES_SENT] += 1
                     _fail(ch, st, "a credit's send")
         for i in range(CREDIT_SLOTS):
             if ch.credit_send_req[i] != NULL:
@@ -752,6 +904,8 @@ cdef class Pump:
                 if not k:
                     return True
                 m.complete = 1
+                m.t_complete = _now_ns()
+                self.st[S_RX_PARTS_NS] += m.t_complete - m.t_header
                 ch.notify = True
             m = m.next
         return pending
@@ -779,12 +933,16 @@ cdef class Pump:
             return
         m = <in_t *>calloc(1, sizeof(in_t))
         m.kind, m.value, m.nbuf = p.kind, p.value, p.nbuf
+        if p.kind == KIND_BYE:
+            ch.bye_in = True
+        m.t_header = _now_ns()
+        self.st[S_HEADERS] += 1
         m.frame = <char *>malloc(length)
         memcpy(m.frame, ch.hdr_buf, length)
         m.frame_len = length
         m.blocks = <block_t **>calloc(p.nbuf + 1, sizeof(block_t *))
         m.reqs = <void **>calloc(p.nbuf + 2, sizeof(void *))
-        memset(&param, 0, sizeof(param))
+        _host_param(&param, 0)
         if p.kind == KIND_MESSAGE and p.value > inframe:
             m.rest_len = p.value - inframe
             m.rest = <char *>malloc(m.rest_len)
@@ -822,8 +980,9 @@ cdef class Pump:
             return b
         b = <block_t *>calloc(1, sizeof(block_t))
         b.nbytes, b.device, b.ctx = nbytes, device, ch.ctx
+        self.st[S_BLOCKS_MADE] += 1
         if device:
-            if cdrv.cuCtxSetCurrent(ch.ctx) != cdrv.CUDA_SUCCESS or \
+            if _make_current(ch.ctx) != cdrv.CUDA_SUCCESS or \
                     cdrv.cuMemAlloc(&d, nbytes if nbytes else 1) != cdrv.CUDA_SUCCESS:
                 free(b)
                 return NULL
@@ -853,13 +1012,16 @@ cdef class Pump:
         cdef block_t *b = self.returned
         cdef block_t *nxt
         cdef cdrv.CUcontext last = NULL
+        cdef uint64_t t = _now_ns()
         while b != NULL:
             if b.ctx != last:
                 last = b.ctx
-                cdrv.cuCtxSetCurrent(last)
+                _make_current(last)
                 cdrv.cuCtxSynchronize()
             b = b.next
         b, self.returned, self.nreturned = self.returned, NULL, 0
+        self.st[S_SETTLES] += 1
+        self.st[S_SETTLE_NS] += _now_ns() - t
         while b != NULL:
             nxt = b.next
             self._keep(b)
@@ -899,6 +1061,8 @@ cdef class Pump:
         cdef int i
         if ch.closed:
             return False
+        if not ch.receiving and not ch.force and ch.ep != NULL:
+            self._credit_notes(ch)  # those already here are taken, not left unmatched in the worker
         if ch.hdr_req != NULL:
             ucp.request_cancel(self.worker, ch.hdr_req)
             busy |= not _done(&ch.hdr_req, &st)
@@ -1002,7 +1166,7 @@ cdef class Pump:
 
 cdef void _release(block_t *b) noexcept nogil:
     if b.device:
-        if cdrv.cuCtxSetCurrent(b.ctx) == cdrv.CUDA_SUCCESS:
+        if _make_current(b.ctx) == cdrv.CUDA_SUCCESS:
             cdrv.cuMemFree(<cdrv.CUdeviceptr>b.ptr)
     else:
         free(<void *>b.ptr)
@@ -1116,10 +1280,12 @@ cdef class Channel:
     cdef void _queue(self, out_t *o):
         cdef chan_t *ch = self.ch
         cdef bint closed
+        o.t_queued = _now_ns()
         with nogil:
-            pthread_mutex_lock(&self.pump.mu)
+            self.pump._lock(S_LOCK_WAITS)
             closed = ch.closing
             if not closed:
+                self.pump._count(S_TX_QUEUED, 1)
                 if ch.out_tail == NULL:
                     ch.out_head = o
                 else:
@@ -1143,7 +1309,7 @@ cdef class Channel:
         one) in which device buffers are received and sent and ready events
         asked; once, before the first device buffer."""
         with nogil:
-            pthread_mutex_lock(&self.pump.mu)
+            self.pump._lock(S_LOCK_WAITS)
             self.ch.ctx = <cdrv.CUcontext>context
             self.ch.wants_cuda = False
             self.pump.cuda = True
@@ -1153,7 +1319,7 @@ cdef class Channel:
     def credit(self, uint64_t count):
         """Gives ``count`` credits back to the transmitter (sent in one note with those pending)."""
         with nogil:
-            pthread_mutex_lock(&self.pump.mu)
+            self.pump._lock(S_LOCK_WAITS)
             self.ch.credit_pending += count
             self.pump._serve_now(self.ch)  # the note posted here
             self.pump._wake()
@@ -1163,7 +1329,7 @@ cdef class Channel:
         """The credits that arrived since the last call."""
         cdef uint64_t n
         with nogil:
-            pthread_mutex_lock(&self.pump.mu)
+            self.pump._lock(S_LOCK_WAITS)
             n, self.ch.credits_in = self.ch.credits_in, 0
             pthread_mutex_unlock(&self.pump.mu)
         return n
@@ -1179,10 +1345,14 @@ cdef class Channel:
         cdef size_t fixed
         cdef int i
         cdef Block block
+        cdef uint64_t now
         with nogil:
-            pthread_mutex_lock(&self.pump.mu)
+            self.pump._lock(S_LOCK_WAITS)
+            now = _now_ns()
             while ch.in_head != NULL and ch.in_head.complete:
                 m = ch.in_head
+                self.pump._count(S_RX_TAKEN, 1)
+                self.pump._count(S_RX_TAKE_NS, now - m.t_complete)
                 ch.in_head = m.next
                 m.next = NULL
                 if last == NULL:
@@ -1240,7 +1410,7 @@ cdef class Channel:
         closed (``force``: without flushing, towards a peer that is gone).
         Messages not yet sent are dropped."""
         with nogil:
-            pthread_mutex_lock(&self.pump.mu)
+            self.pump._lock(S_LOCK_WAITS)
             if not self.ch.closing:
                 self.ch.closing, self.ch.force = True, force
                 self.pump._wake()
@@ -1250,7 +1420,7 @@ cdef class Channel:
         if self.ch == NULL:
             return
         with nogil:
-            pthread_mutex_lock(&self.pump.mu)
+            self.pump._lock(S_LOCK_WAITS)
             if not self.ch.closing:
                 self.ch.closing, self.ch.force = True, True
                 self.pump._wake()
