@@ -855,7 +855,9 @@ g = gx.Graph()
 a = g.entity("a")
 a.add(gx.DoubleBufferTransmitter(capacity=2), "out"); a.add(gx.CountSchedulingTerm(count=200))
 a.add(gx.DownstreamReceptiveSchedulingTerm(transmitter="out"))
-a.add(gx.UnboundedAllocator(), "alloc"); a.add(gx.CudaStreamPool(), "pool")
+a.add(gx.UnboundedAllocator(), "alloc")
+if os.environ["PRODUCER_POOL"] == "1":
+    a.add(gx.CudaStreamPool(), "pool")
 a.add(Make(), "make")
 b = g.entity("b")
 b.add(gx.DoubleBufferReceiver(capacity=2), "in"); b.add(gx.MessageAvailableSchedulingTerm(receiver="in"))
@@ -868,22 +870,25 @@ print(json.dumps({"created": names.count("cuEventCreate"), "destroyed": names.co
 """
 
 
-def _counted_run(backend, code, tmp_path):
+def _counted_run(backend, code, tmp_path, **env):
     """What ``code`` printed last (JSON), run in a child on the emulated
     driver that logs each call (FAKE_CALL_LOG); skipped on a real GPU."""
     if backend.real:
         pytest.skip("counts the recording driver's event creations")
     import json
 
-    done = backend.run(code, FAKE_DEVICE_COUNT="1", FAKE_CALL_LOG=str(tmp_path / "calls.log"))
+    done = backend.run(code, FAKE_DEVICE_COUNT="1", FAKE_CALL_LOG=str(tmp_path / "calls.log"), **env)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def test_ready_events_are_reused_not_made_per_message(backend, tmp_path):
+@pytest.mark.parametrize("producer_pool", ["1", "0"], ids=["pool_stream", "default_stream"])
+def test_ready_events_are_reused_not_made_per_message(backend, tmp_path, producer_pool):
     # 200 device messages through an edge of capacity 2: the producer's ready
-    # events come back to its stream's pool once the messages are gone.
-    r = _counted_run(backend, READY_EVENTS, tmp_path)
+    # events come back to its stream's pool once the messages are gone; a
+    # producer without a stream pool publishes from the device's default
+    # stream, whose events are pooled too.
+    r = _counted_run(backend, READY_EVENTS, tmp_path, PRODUCER_POOL=producer_pool)
     assert 1 <= r["created"] <= 8, r
 
 
