@@ -509,14 +509,19 @@ def test_pool_memory_is_staged_into_reused_blocks_and_other_memory_sent_as_it_is
 
 
 @pytest.mark.gpu
-def test_the_driver_tells_pool_memory_from_cumemalloc_memory():
+def test_pool_memory_is_told_from_cumemalloc_memory_by_cubind_or_the_driver():
     import cubind
     from cubind.graph.ucx.staging import from_a_pool
 
     stream = cubind.Stream(non_blocking=True)
-    assert from_a_pool(cubind.empty(1024, np.uint8, stream=stream))
-    assert from_a_pool(cubind.empty(1024, np.uint8))  # the default stream's order, the device's pool
-    assert not from_a_pool(cubind.empty(1024, np.uint8, pool=False))
+    arrays = [cubind.empty(1024, np.uint8, stream=stream),
+              cubind.empty(1024, np.uint8),  # the default stream's order, the device's pool
+              cubind.empty(1024, np.uint8, pool=False)]
+    assert [from_a_pool(a) for a in arrays] == [True, True, False]  # cubind's memory says
+    # Another library's memory (a view cubind does not own): the driver says, and agrees.
+    views = [cubind.Array.from_ptr(a.ptr, a.shape, a.dtype, owner=a) for a in arrays]
+    assert [type(v.memory).__name__ for v in views] == ["ForeignMemory"] * 3
+    assert [from_a_pool(v) for v in views] == [True, True, False]
 
 
 def test_the_transport_of_a_host_only_app_does_not_load_the_driver_module():

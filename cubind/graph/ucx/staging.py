@@ -16,8 +16,14 @@ import cubind
 
 
 def from_a_pool(array):
-    """Whether ``array``'s memory belongs to a stream-ordered pool (the
-    driver says: its allocation's pool handle is not NULL)."""
+    """Whether ``array``'s memory belongs to a stream-ordered pool: cubind's
+    own memory knows (``DeviceMemory.pooled``); for memory of another library
+    the driver says (its allocation's pool handle is not NULL). A driver call
+    per message on the publishing thread was one more beside the data path's
+    own, which the driver serializes."""
+    pooled = getattr(array.memory, "pooled", None)  # cubind's DeviceMemory; not another library's
+    if pooled is not None:
+        return bool(pooled)
     import cuda  # here, not at import: a host-only app's transport never loads the driver's module
 
     err, pool = cuda.cuPointerGetAttribute(cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, array.ptr)
