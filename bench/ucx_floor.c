@@ -9,6 +9,10 @@
  *
  * With FLOOR_HOST_MEMORY=1 in both processes the buffers are host memory
  * (malloc), which runs on a machine without a GPU (a check of the program).
+ * With FLOOR_SENDER_EVENT=1 the sender records a CUDA event on the default
+ * stream before each send and sends once it is complete, as a producer that
+ * orders its sends after its GPU work does (cubind.graph's ready events): the
+ * cost of the sender's own GPU work beside the receiver's copies.
  *
  * Build (the include and library folders of the libucx-cu13 wheel, CUDA's):
  *   cc -O2 -o ucx_floor bench/ucx_floor.c -I$UCX/include -L$UCX/lib \
@@ -48,6 +52,9 @@ static CUresult (*drv_set_current)(CUcontext);
 static CUresult (*drv_alloc)(CUdeviceptr *, size_t);
 static CUresult (*drv_free)(CUdeviceptr);
 static CUresult (*drv_release)(CUdevice);
+static CUresult (*drv_event_create)(CUevent *, unsigned int);
+static CUresult (*drv_event_record)(CUevent, CUstream);
+static CUresult (*drv_event_query)(CUevent);
 
 static void *entry(void *lib, const char *name) {
     void *f = dlsym(lib, name);
@@ -71,6 +78,9 @@ static void open_driver(void) {
     drv_alloc = entry(lib, "cuMemAlloc_v2");
     drv_free = entry(lib, "cuMemFree_v2");
     drv_release = entry(lib, "cuDevicePrimaryCtxRelease_v2");
+    drv_event_create = entry(lib, "cuEventCreate");
+    drv_event_record = entry(lib, "cuEventRecord");
+    drv_event_query = entry(lib, "cuEventQuery");
 }
 
 static void full_io(int fd, void *buf, size_t n, int out) {
@@ -135,6 +145,8 @@ int main(int argc, char **argv) {
     size_t size = (size_t)atol(argv[sender ? 5 : 4]);
     int window = atoi(argv[sender ? 6 : 5]);
     int host = getenv("FLOOR_HOST_MEMORY") != NULL;
+    int sender_event = !host && getenv("FLOOR_SENDER_EVENT") != NULL;
+    CUevent ready = NULL;
     CUdevice dev;
     CUcontext ctx;
     CUdeviceptr mem;
@@ -147,6 +159,7 @@ int main(int argc, char **argv) {
         CHECK(drv_retain(&ctx, dev));
         CHECK(drv_set_current(ctx));
         CHECK(drv_alloc(&mem, size * window));
+        if (sender_event) CHECK(drv_event_create(&ready, CU_EVENT_DISABLE_TIMING));
     }
 
     ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES, .features = UCP_FEATURE_TAG};
@@ -198,6 +211,10 @@ int main(int argc, char **argv) {
         for (long i = 0; i < count + window; ++i) {
             int slot = (int)(i % window);
             if (i >= window) wait_done(worker, inflight[slot]);
+            if (i < count && sender_event) { /* the producer's work ordered first; waited for while progressing */
+                CHECK(drv_event_record(ready, NULL));
+                while (drv_event_query(ready) == CUDA_ERROR_NOT_READY) ucp_worker_progress(worker);
+            }
             if (i < count)
                 inflight[slot] = ucp_tag_send_nbx(ep, (void *)(mem + slot * size), size, (ucp_tag_t)i, &op);
         }
