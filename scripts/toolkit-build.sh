@@ -80,12 +80,17 @@ step "$name: the no-GPU suite against this build"
 # the wheels (site/), as a user's pip install would give them; its headers are
 # CUBIND_CUDA_INCLUDE for the tests (tests/_toolkit.py) and CUDA_HOME, as for the
 # build, for cubind.Program (an inherited CUDA_HOME names another toolkit). Not
-# here: the drift check (against the committed files), the packaging builds and
-# the check of the docs' paths (the tree holds no docs; the repository's run checks them).
+# here: the drift check (against the committed files), the packaging builds,
+# the check of the docs' paths (the tree holds no docs; the repository's run checks them)
+# and the graph's UCX runs across processes (test_ucx.py, test_ucx_reconnect.py: about
+# 90 s a tree; what they test is ucxx's and UCX's, the same for every toolkit, and
+# the data path built for this toolkit is still imported and run by test_ucx_pump.py
+# and test_ucx_messages.py).
 # The emulated driver is as new as the toolkit (as a user's driver is for a
 # toolkit they build against): a 13.5 build asks cuGetProcAddress for version
 # 13050 where cudaTypedefs.h names no ABI version, which a 13.0 driver refuses.
 cd "$work/tree"
 CUBIND_NVIDIA_BINDINGS=$nvidia_bindings FAKE_DRIVER_VERSION=$fake_version PYTHONPATH=$work/site CUBIND_GEN=$gen CUBIND_CUDA_INCLUDE=$work/root/include CUDA_HOME=$work/root \
   "$PY" -m pytest -q -rfE -p no:cacheprovider tests --deselect tests/generator_integration/test_drift.py \
-  --deselect tests/packaging/test_packaging.py --deselect tests/packaging/test_docs_paths.py "$@"
+  --deselect tests/packaging/test_packaging.py --deselect tests/packaging/test_docs_paths.py \
+  --deselect tests/graph/test_ucx.py --deselect tests/graph/test_ucx_reconnect.py "$@"
