@@ -404,7 +404,20 @@ def test_a_device_tensor_is_sent_from_its_own_memory_and_refused_where_the_conte
 def test_many_ucx_queues_on_many_workers_keep_every_message_in_order(ucxx_needed):
     """Stress: 4 producer/consumer pairs, each over its own UCX connection,
     on 8 workers: the transport's thread, the scheduler's workers and the
-    codelets share each link's credits and counts."""
+    codelets share each link's credits and counts, and the pump's thread
+    and the polling workers each take a link's messages (in order: two
+    batches put in the queue by two threads passed each other on a GPU
+    host). The shortest switch interval makes such interleavings likely on
+    a machine of few cores too."""
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        _many_queues_in_order()
+    finally:
+        sys.setswitchinterval(switch)
+
+
+def _many_queues_in_order():
     g = gx.Graph()
     g.entity("ucx").add(gx.UcxContext(cpu_data_only=True, connect_timeout_ms=20000), "context")
     sinks = []

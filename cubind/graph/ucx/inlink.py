@@ -12,6 +12,7 @@ queue are read as usual)."""
 import asyncio
 import json
 import secrets
+import threading
 import time
 
 import numpy as np
@@ -66,6 +67,14 @@ class _Connection:
 
 class InLink(Link):
     """A UcxReceiver's listener and its one connection at a time."""
+
+    def __init__(self, queue, context):
+        # Messages are taken from the data path and put in the queue by one thread at a time: the
+        # pump's thread and each polling scheduler call ``pump_ready``, and two batches taken in
+        # order but put in the queue by two threads could pass each other (a GPU host's stress
+        # run read message 122 before 121).
+        self.delivering = threading.Lock()
+        super().__init__(queue, context)
 
     def reset(self):
         super().reset()
@@ -259,9 +268,15 @@ class InLink(Link):
                             f"cubind.graph UcxTransmitter of this protocol, {LAYOUT['protocol']}?)"))
 
     def pump_ready(self, channel):
-        """On the pump's thread: the messages that arrived whole go into the
-        queue, in order, and their room is confirmed as they leave it; the
-        goodbye ends the receiving; a failure of the data path ends the run."""
+        """On the pump's thread or a polling scheduler's: the messages that
+        arrived whole go into the queue, in order, and their room is
+        confirmed as they leave it; the goodbye ends the receiving; a failure
+        of the data path ends the run."""
+        with self.delivering:
+            self._deliver(channel)
+        self.context.wake()
+
+    def _deliver(self, channel):
         with self.lock:
             conn = self.conn
         if conn is None or conn.channel is not channel:
@@ -298,7 +313,6 @@ class InLink(Link):
         failure = channel.failure
         if failure is not None:
             self._fail(UcxError(f"{self.where}: message {conn.received + 1} from {conn.peer} was lost ({failure})"))
-        self.context.wake()
 
     def _tensors(self, entries, blocks, where):
         """The arrays of a message's tensor entries: views of the blocks the
