@@ -460,21 +460,28 @@ cdef class Pump:
         ucp.config_release(config)
         if st != UCS_OK:
             raise PumpError(f"ucp_init: {_status(st)}")
-        memset(&wparams, 0, sizeof(wparams))
-        wparams.field_mask = WORKER_PARAM_FIELD_THREAD_MODE
-        wparams.thread_mode = THREAD_MODE_SERIALIZED  # the pump's lock serializes every call
-        st = ucp.worker_create(self.context, &wparams, &self.worker)
-        if st != UCS_OK:
-            raise PumpError(f"ucp_worker_create: {_status(st)}")
-        st = ucp.worker_get_efd(self.worker, &self.efd)
-        if st != UCS_OK:
-            raise PumpError(f"ucp_worker_get_efd: {_status(st)}")
-        st = ucp.worker_get_address(self.worker, &address, &length)
-        if st != UCS_OK:
-            raise PumpError(f"ucp_worker_get_address: {_status(st)}")
-        self._address = (<char *>address)[:length]
-        ucp.worker_release_address(self.worker, address)
-        self.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)
+        try:
+            memset(&wparams, 0, sizeof(wparams))
+            wparams.field_mask = WORKER_PARAM_FIELD_THREAD_MODE
+            wparams.thread_mode = THREAD_MODE_SERIALIZED  # the pump's lock serializes every call
+            st = ucp.worker_create(self.context, &wparams, &self.worker)
+            if st != UCS_OK:
+                self.worker = NULL
+                raise PumpError(f"ucp_worker_create: {_status(st)}")
+            st = ucp.worker_get_efd(self.worker, &self.efd)
+            if st != UCS_OK:
+                raise PumpError(f"ucp_worker_get_efd: {_status(st)}")
+            st = ucp.worker_get_address(self.worker, &address, &length)
+            if st != UCS_OK:
+                raise PumpError(f"ucp_worker_get_address: {_status(st)}")
+            self._address = (<char *>address)[:length]
+            ucp.worker_release_address(self.worker, address)
+            self.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)
+            if self.wake_fd < 0:
+                raise PumpError("eventfd: the pump's wake-up descriptor could not be made")
+        except BaseException:
+            self._teardown()  # a pump that failed to start holds no UCX context
+            raise
 
     @property
     def address(self):
@@ -1144,6 +1151,19 @@ cdef class Pump:
         else:
             self._keep(b)
 
+    cdef void _teardown(self) noexcept nogil:
+        """The worker (its endpoints and requests with it), the context and
+        the wake-up descriptor, where made."""
+        if self.worker != NULL:
+            ucp.worker_destroy(self.worker)
+            self.worker = NULL
+        if self.context != NULL:
+            ucp.cleanup(self.context)
+            self.context = NULL
+        if self.wake_fd >= 0:
+            close(self.wake_fd)
+            self.wake_fd = -1
+
     def close(self):
         """Stops using UCX (the loop stopped): every channel's endpoint is
         dropped and the worker and context destroyed; free blocks are freed."""
@@ -1152,11 +1172,7 @@ cdef class Pump:
             raise PumpError("close: the pump's loop still runs; stop it and join its thread first")
         with nogil:
             pthread_mutex_lock(&self.mu)
-            if self.worker != NULL:
-                ucp.worker_destroy(self.worker)  # its endpoints and requests with it
-                self.worker = NULL
-                ucp.cleanup(self.context)
-                self.context = NULL
+            self._teardown()
             while self.free_blocks != NULL:
                 b = self.free_blocks
                 self.free_blocks = b.next
