@@ -342,8 +342,11 @@ else:
     rx = e.add(Rx(), "rx")
     result = g.run()
     span = rx.times[-1] - rx.times[0]
+    from cubind.graph.ucx.transport import Engine
+    pump = Engine.shared().started_pump  # the receiving side's data path: its counters (docs/graph.md)
     print(json.dumps({"messages": len(rx.times), "messages_per_s": (len(rx.times) - 1) / span,
-                      "received": result.messages["rx/in"]["received"]}))
+                      "received": result.messages["rx/in"]["received"],
+                      "pump": None if pump is None else pump.stats()}))
 """
 
 
@@ -452,6 +455,10 @@ def two_process_row(name, count, size=0, storage="host", environ=None):
     rate = r["messages_per_s"]
     row = {"row": name, "messages_per_s": rate, "us_per_message": 1e6 / rate, "messages": count,
            "received": r["received"]}
+    if r.get("pump"):  # the receiver's data path, per message: where its time went
+        stats, n = r["pump"], max(1, r["pump"]["rx_taken"])
+        row["receiver_pump_us_per_message"] = {k[:-3]: round(v / n / 1000, 2) for k, v in stats.items()
+                                               if k.endswith("_ns")}
     if size:
         row.update(bytes_per_s=rate * size, tensor_bytes=size)
     if size and storage.startswith("device"):
