@@ -1,0 +1,262 @@
+# cython: language_level=3
+"""The C declarations of the data path (``pump.pyx``, which Cython gives them
+to): the POSIX calls it makes, UCX's UCP subset as ``ucp_subset.h`` declares
+it, its constants and counters, and the structs of a channel, its messages
+and the received blocks."""
+
+from libc.stdint cimport int8_t, int64_t, uint32_t, uint64_t, uintptr_t
+
+cimport cuda.cdriver as cdrv
+
+
+cdef extern from "<sys/eventfd.h>" nogil:
+    int eventfd(unsigned int initval, int flags)
+    int EFD_NONBLOCK
+    int EFD_CLOEXEC
+
+cdef extern from "<unistd.h>" nogil:
+    ssize_t read(int fd, void *buf, size_t count)
+    ssize_t write(int fd, const void *buf, size_t count)
+    int close(int fd)
+
+cdef extern from "<poll.h>" nogil:
+    struct pollfd:
+        int fd
+        short events
+        short revents
+    int poll(pollfd *fds, unsigned long nfds, int timeout)
+    short POLLIN
+
+cdef extern from "<time.h>" nogil:
+    struct timespec:
+        long tv_sec
+        long tv_nsec
+    int clock_gettime(int clk, timespec *tp)
+    int CLOCK_MONOTONIC
+
+cdef extern from "<sched.h>" nogil:
+    int sched_yield()
+
+cdef extern from "<pthread.h>" nogil:
+    ctypedef struct pthread_mutex_t:
+        pass
+    int pthread_mutex_init(pthread_mutex_t *, void *)
+    int pthread_mutex_lock(pthread_mutex_t *)
+    int pthread_mutex_trylock(pthread_mutex_t *)
+    int pthread_mutex_unlock(pthread_mutex_t *)
+
+cdef extern from "ucp_subset.h" nogil:
+    ctypedef int8_t ucs_status_t "cubind_ucs_status_t"
+    ctypedef void *ucs_status_ptr_t "cubind_ucs_status_ptr_t"
+    ctypedef void *ucp_context_h "cubind_ucp_context_h"
+    ctypedef void *ucp_worker_h "cubind_ucp_worker_h"
+    ctypedef void *ucp_ep_h "cubind_ucp_ep_h"
+    ctypedef void ucp_address_t "cubind_ucp_address_t"
+    ctypedef uint64_t ucp_tag_t "cubind_ucp_tag_t"
+    ctypedef void *ucp_config_ptr "cubind_ucp_config_ptr"
+    int UCS_OK "CUBIND_UCS_OK"
+    int UCS_INPROGRESS "CUBIND_UCS_INPROGRESS"
+    int UCS_ERR_CANCELED "CUBIND_UCS_ERR_CANCELED"
+    int UCS_ERR_BUSY "CUBIND_UCS_ERR_BUSY"
+    bint UCS_PTR_IS_ERR "CUBIND_UCS_PTR_IS_ERR"(ucs_status_ptr_t)
+    bint UCS_PTR_IS_PTR "CUBIND_UCS_PTR_IS_PTR"(ucs_status_ptr_t)
+    ucs_status_t UCS_PTR_STATUS "CUBIND_UCS_PTR_STATUS"(ucs_status_ptr_t)
+    ctypedef struct ucp_params "cubind_ucp_params_t":
+        uint64_t field_mask
+        uint64_t features
+    ctypedef struct ucp_worker_params "cubind_ucp_worker_params_t":
+        uint64_t field_mask
+        int thread_mode
+    ctypedef struct ucp_ep_params "cubind_ucp_ep_params_t":
+        uint64_t field_mask
+        const ucp_address_t *address
+        int err_mode
+    ctypedef struct ucp_request_param "cubind_ucp_request_param_t":
+        uint32_t op_attr_mask
+        uint32_t flags
+        int memory_type
+    ctypedef struct ucp_tag_recv_info "cubind_ucp_tag_recv_info_t":
+        ucp_tag_t sender_tag
+        size_t length
+    uint64_t PARAM_FIELD_FEATURES "CUBIND_UCP_PARAM_FIELD_FEATURES"
+    uint64_t FEATURE_TAG "CUBIND_UCP_FEATURE_TAG"
+    uint64_t FEATURE_WAKEUP "CUBIND_UCP_FEATURE_WAKEUP"
+    uint64_t WORKER_PARAM_FIELD_THREAD_MODE "CUBIND_UCP_WORKER_PARAM_FIELD_THREAD_MODE"
+    int THREAD_MODE_SERIALIZED "CUBIND_UCS_THREAD_MODE_SERIALIZED"
+    uint64_t EP_PARAM_FIELD_REMOTE_ADDRESS "CUBIND_UCP_EP_PARAM_FIELD_REMOTE_ADDRESS"
+    uint64_t EP_PARAM_FIELD_ERR_HANDLING_MODE "CUBIND_UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE"
+    int ERR_HANDLING_MODE_NONE "CUBIND_UCP_ERR_HANDLING_MODE_NONE"
+    int ERR_HANDLING_MODE_PEER "CUBIND_UCP_ERR_HANDLING_MODE_PEER"
+    uint32_t EP_CLOSE_FLAG_FORCE "CUBIND_UCP_EP_CLOSE_FLAG_FORCE"
+    uint32_t OP_ATTR_FIELD_FLAGS "CUBIND_UCP_OP_ATTR_FIELD_FLAGS"
+    uint32_t OP_ATTR_FIELD_MEMORY_TYPE "CUBIND_UCP_OP_ATTR_FIELD_MEMORY_TYPE"
+    uint32_t OP_ATTR_FLAG_NO_IMM_CMPL "CUBIND_UCP_OP_ATTR_FLAG_NO_IMM_CMPL"
+    int MEMORY_TYPE_HOST "CUBIND_UCS_MEMORY_TYPE_HOST"
+    int MEMORY_TYPE_CUDA "CUBIND_UCS_MEMORY_TYPE_CUDA"
+    ctypedef struct ucp_api "cubind_ucp_api_t":
+        ucs_status_t (*config_read)(const char *, const char *, ucp_config_ptr *) noexcept nogil
+        void (*config_release)(ucp_config_ptr) noexcept nogil
+        ucs_status_t (*init_version)(unsigned, unsigned, const ucp_params *, ucp_config_ptr, ucp_context_h *) noexcept nogil
+        void (*cleanup)(ucp_context_h) noexcept nogil
+        ucs_status_t (*worker_create)(ucp_context_h, const ucp_worker_params *, ucp_worker_h *) noexcept nogil
+        void (*worker_destroy)(ucp_worker_h) noexcept nogil
+        ucs_status_t (*worker_get_address)(ucp_worker_h, ucp_address_t **, size_t *) noexcept nogil
+        void (*worker_release_address)(ucp_worker_h, ucp_address_t *) noexcept nogil
+        unsigned (*worker_progress)(ucp_worker_h) noexcept nogil
+        ucs_status_t (*worker_get_efd)(ucp_worker_h, int *) noexcept nogil
+        ucs_status_t (*worker_arm)(ucp_worker_h) noexcept nogil
+        ucs_status_t (*worker_signal)(ucp_worker_h) noexcept nogil
+        ucs_status_t (*ep_create)(ucp_worker_h, const ucp_ep_params *, ucp_ep_h *) noexcept nogil
+        ucs_status_ptr_t (*ep_close_nbx)(ucp_ep_h, const ucp_request_param *) noexcept nogil
+        ucs_status_ptr_t (*tag_send_nbx)(ucp_ep_h, const void *, size_t, ucp_tag_t, const ucp_request_param *) noexcept nogil
+        ucs_status_ptr_t (*tag_recv_nbx)(ucp_worker_h, void *, size_t, ucp_tag_t, ucp_tag_t,
+                                         const ucp_request_param *) noexcept nogil
+        ucs_status_t (*tag_recv_request_test)(void *, ucp_tag_recv_info *) noexcept nogil
+        ucs_status_t (*request_check_status)(void *) noexcept nogil
+        void (*request_cancel)(ucp_worker_h, void *) noexcept nogil
+        void (*request_free)(void *) noexcept nogil
+        const char *(*status_string)(ucs_status_t) noexcept nogil
+    ucp_api ucp "cubind_ucp"
+    int ucp_load "cubind_ucp_load"(const char *ucp, const char *ucs, char *error, size_t size)
+
+
+cdef enum:
+    # A header frame's size: the prefix, the buffers' entries and the JSON that fits (the rest is REST).
+    FRAME = 4096
+    KIND_MESSAGE = 1
+    KIND_BYE = 2
+    TAG_HEADER = 1
+    TAG_REST = 2
+    TAG_DATA = 3
+    TAG_CREDIT = 4
+    # Returned device blocks settled (one cuCtxSynchronize) together, and free blocks kept per size.
+    SETTLE = 4
+    KEEP = 16
+    CREDIT_SLOTS = 8
+    # Progress calls per turn of the loop, and how long it spins idle before it sleeps on the worker's events.
+    PROGRESS_BURST = 64
+    SPIN_NS = 200000
+    # How long the pump's thread stays parked after a thread left poll() (``_loop``).
+    HANDOVER_NS = 1000000
+    TURN_WORK = 1
+    TURN_NEWS = 2
+
+
+# The pump's counters (``Pump.stats``): where a message's time goes, read on a
+# machine without a profiler that sees into C (each costs a clock read).
+cdef enum:
+    S_TURNS_THREAD  # turns of the data path by the pump's thread
+    S_TURNS_POLL  # by threads in poll()
+    S_WAKES  # the pump's thread woken by a write to its eventfd
+    S_SLEEPS  # the pump's thread asleep on the worker's events
+    S_POLLS
+    S_POLL_NS
+    S_POLL_NEWS  # polls that ended with news
+    S_HEADERS  # headers arrived (messages and goodbyes)
+    S_RX_PARTS_NS  # from a header's arrival to its buffers' (summed over messages)
+    S_RX_TAKE_NS  # from a message complete to Python taking it
+    S_RX_TAKEN
+    S_TX_QUEUED
+    S_TX_READY_NS  # from a message queued to its sends posted (its ready event)
+    S_TX_DONE_NS  # from posted to every send complete
+    S_TX_SENT
+    S_CREDIT_NOTES_SENT
+    S_CREDIT_NOTES_IN
+    S_SETTLES
+    S_SETTLE_NS
+    S_BLOCKS_MADE
+    S_LOCK_WAITS  # the pump's lock found taken by a caller (a Channel's method, poll())
+    S_LOCK_WAIT_NS
+    S_LOOP_LOCK_WAITS  # ... by the pump's thread
+    S_LOOP_LOCK_WAIT_NS
+    S_COUNT
+
+
+cdef struct prefix_t:
+    uint32_t kind
+    uint32_t nbuf
+    uint64_t value  # a message: its JSON's length; a goodbye: the count of messages sent before it
+
+
+cdef struct entry_t:  # one buffer of a message, in its header
+    uint64_t nbytes
+    uint32_t device
+    uint32_t pad
+
+
+cdef struct block_t:
+    block_t *next
+    uintptr_t ptr
+    size_t nbytes
+    int device
+    cdrv.CUcontext ctx
+
+
+cdef struct out_t:  # a message to send
+    out_t *next
+    char *frame
+    size_t frame_len
+    char *rest
+    size_t rest_len
+    int nbuf
+    uintptr_t *ptrs
+    entry_t *entries
+    void **reqs  # nbuf + 2
+    int nreq
+    cdrv.CUevent ready
+    int posted
+    uint64_t t_queued
+    uint64_t t_posted
+
+
+cdef struct in_t:  # a message arriving
+    in_t *next
+    char *frame
+    size_t frame_len
+    char *rest
+    size_t rest_len
+    int nbuf
+    block_t **blocks
+    void **reqs
+    int nreq
+    uint32_t kind
+    uint64_t value
+    int complete
+    uint64_t t_header
+    uint64_t t_complete
+
+
+cdef struct chan_t:
+    chan_t *next
+    int refs  # the pump's and the Channel's
+    int64_t id
+    ucp_ep_h ep
+    uint64_t tag
+    cdrv.CUcontext ctx
+    bint closing
+    bint force
+    void *close_req
+    bint closed
+    bint notify
+    ucs_status_t failure
+    const char *failed
+    # transmitting
+    out_t *out_head
+    out_t *out_tail
+    out_t *out_next  # the first not posted
+    uint64_t sent
+    void *credit_req
+    uint64_t credit_buf
+    uint64_t credits_in
+    # receiving
+    bint receiving
+    void *hdr_req
+    char *hdr_buf
+    in_t *in_head
+    in_t *in_tail
+    uint64_t credit_pending
+    size_t held  # a header's length, held until a CUDA context is given for its device buffers
+    bint wants_cuda
+    bint bye_in  # the transmitter's goodbye arrived: no credit is sent after it
+    void *credit_send_req[CREDIT_SLOTS]
+    uint64_t credit_send_buf[CREDIT_SLOTS]
