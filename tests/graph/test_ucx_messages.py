@@ -521,6 +521,23 @@ def test_pool_memory_is_staged_into_reused_blocks_and_other_memory_sent_as_it_is
     assert other[0].dtype == np.float64                      # not pooled: as it is
 
 
+def test_cubinds_own_memory_says_whether_it_is_pooled_without_asking_the_driver(monkeypatch):
+    # A transmitter asks this of every device tensor it sends: for cubind's memory (DeviceMemory.pooled)
+    # the answer is the memory's own; only another library's memory is the driver's to tell.
+    from types import SimpleNamespace
+
+    from cubind.graph.ucx.staging import from_a_pool
+
+    asked = []
+    monkeypatch.setitem(sys.modules, "cuda", SimpleNamespace(
+        cuPointerGetAttribute=lambda *args: asked.append(args) or (0, None),
+        CUpointer_attribute=SimpleNamespace(CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE=17)))
+    ours = [SimpleNamespace(memory=SimpleNamespace(pooled=p), ptr=4096) for p in (True, False)]
+    assert [from_a_pool(a) for a in ours] == [True, False] and asked == []
+    assert from_a_pool(SimpleNamespace(memory=SimpleNamespace(owner=None), ptr=4096)) is False
+    assert asked == [(17, 4096)]  # another library's memory: the driver was asked
+
+
 @pytest.mark.gpu
 def test_pool_memory_is_told_from_cumemalloc_memory_by_cubind_or_the_driver():
     import cubind
