@@ -143,6 +143,41 @@ def test_a_polling_receiver_takes_each_message_without_waking_the_pumps_thread(p
     assert rx_owner.threads >= {"cubind.graph ucx pump"}
 
 
+def test_rendezvous_are_turned_while_the_poller_is_away_and_an_awake_thread_posts_sends(pair):
+    """Buffers past UCX's eager size take steps on both sides after they are
+    posted: the receiver's pump's thread, parked while its scheduler polls,
+    turns them meanwhile rather than leave each step to the next poll
+    (``turns_parked``); a transmitter's awake pump's thread posts what its
+    caller queued (``taken_up``), which leaves the caller's thread to run
+    codelets. Every message arrives whole and in order."""
+    tx, rx, tx_owner, rx_owner = pair
+    count, got = 60, []
+    payload = np.arange(128_000, dtype=np.float32)  # 512 KB: a rendezvous
+
+    def scheduler():
+        while len(got) < count:
+            rx_owner.pump.poll(1.0)
+            taken = rx.take()
+            got.extend(taken)
+            if taken:
+                time.sleep(0.0002)  # its codelets run: the pump's thread is parked, the next transfer in flight
+                rx.credit(len(taken))
+
+    waiter = threading.Thread(target=scheduler, name="waiting scheduler")
+    waiter.start()
+    credits, sent = 4, [payload * i for i in range(count)]  # each kept until sent (sent from its memory)
+    for i in range(count):
+        while credits == 0:
+            credits += tx.take_credits()
+        credits -= 1
+        tx.send(b'{"i": %d}' % i, [host(sent[i])])
+    waiter.join(20)
+    assert [header for header, _ in got] == [b'{"i": %d}' % i for i in range(count)]
+    assert all(np.array_equal(np.frombuffer(blocks[0], np.float32), payload * i) for i, (_, blocks) in enumerate(got))
+    assert rx_owner.pump.stats()["turns_parked"] > 0
+    assert tx_owner.pump.stats()["taken_up"] > 0
+
+
 def test_the_counters_say_what_each_side_did(pair):
     tx, rx, tx_owner, rx_owner = pair
     payload = np.arange(1000, dtype=np.float32)

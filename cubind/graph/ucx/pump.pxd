@@ -40,7 +40,13 @@ cdef extern from "<sched.h>" nogil:
 cdef extern from "<pthread.h>" nogil:
     ctypedef struct pthread_mutex_t:
         pass
-    int pthread_mutex_init(pthread_mutex_t *, void *)
+    ctypedef struct pthread_mutexattr_t:
+        pass
+    int PTHREAD_MUTEX_ADAPTIVE_NP
+    int pthread_mutexattr_init(pthread_mutexattr_t *)
+    int pthread_mutexattr_settype(pthread_mutexattr_t *, int)
+    int pthread_mutexattr_destroy(pthread_mutexattr_t *)
+    int pthread_mutex_init(pthread_mutex_t *, const pthread_mutexattr_t *)
     int pthread_mutex_lock(pthread_mutex_t *)
     int pthread_mutex_trylock(pthread_mutex_t *)
     int pthread_mutex_unlock(pthread_mutex_t *)
@@ -140,6 +146,7 @@ cdef enum:
     HANDOVER_NS = 1000000
     TURN_WORK = 1
     TURN_NEWS = 2
+    TURN_FLIGHT = 4  # a channel has sends or receives in flight (UCX's next step needs a turn)
 
 
 # The pump's counters (``Pump.stats``): where a message's time goes, read on a
@@ -169,6 +176,8 @@ cdef enum:
     S_LOCK_WAIT_NS
     S_LOOP_LOCK_WAITS  # ... by the pump's thread
     S_LOOP_LOCK_WAIT_NS
+    S_TURNS_PARKED  # turns by the parked pump's thread, for transfers in flight
+    S_TAKEN_UP  # messages and credit notes queued by a caller, posted by the awake pump's thread
     S_COUNT
 
 
