@@ -290,9 +290,13 @@ class UcxTransmitter(Transmitter, gxf_type="UcxTransmitter"):
         """As a double-buffer transmitter's, after checking that ``message``
         can cross a process (an error here names the codelet that published it)."""
         buffer = self.buffer
-        encode(message, self.path, not self.link.context.cpu_data_only,
-               None if buffer is None else buffer.buffer_size)
+        encoded = encode(message, self.path, not self.link.context.cpu_data_only,
+                         None if buffer is None else buffer.buffer_size)
+        stamp = message.timestamp()  # a Message: encode said so
+        stamped = stamp is not None and getattr(stamp, "pubtime", 0) is None  # publish stamps it: encoded again
         super().publish(message)
+        if not stamped:
+            self.link.remember(message, encoded)
 
 
 __all__ = ["UcxContext", "UcxReceiver", "UcxTransmitter", "UcxSerializationBuffer", "UcxEntitySerializer",

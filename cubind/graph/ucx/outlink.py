@@ -45,6 +45,8 @@ CONNECT_ATTEMPT_S = 2.0
 RETRY_PERIOD_S = 0.1
 # How often a closing transmitter looks whether its data path has sent everything.
 DRAIN_POLL_S = 0.001
+# Encodings kept from publish to delivery: more than a tick publishes on one transmitter.
+ENCODED_KEPT = 64
 
 
 def _buffer(data):
@@ -94,6 +96,9 @@ class OutLink(Link):
         self.reconnector = None
         self.finished = False
         self.staging = DeviceStaging()
+        # (message, its encoding) from the transmitter's publish, in order, until delivered: a
+        # message's header is made once (json.dumps cost a ping a tenth of its rate, made twice).
+        self.encoded = collections.deque(maxlen=ENCODED_KEPT)
 
     @property
     def peer(self):
@@ -130,8 +135,26 @@ class OutLink(Link):
             conn.bye_sent = True
             conn.channel.bye(conn.queued)
 
+    def remember(self, message, encoded):
+        """``encoded``, ``wire.encode``'s answer for ``message`` at publish: its delivery sends
+        that (a snapshot, as its ready event is), not an encoding made again."""
+        self.encoded.append((message, encoded))
+
+    def _encoding(self, message):
+        # Delivered in publish order: entries before this message's are of messages the
+        # transmitter's queue dropped. One not found (pushed past publish) is encoded here.
+        encoded = self.encoded
+        while encoded:
+            try:
+                kept, encoding = encoded.popleft()
+            except IndexError:  # another thread took the last
+                break
+            if kept is message:
+                return encoding
+        return encode(message, self.queue.path, not self.context.cpu_data_only)
+
     def deliver(self, message):
-        header, buffers = encode(message, self.queue.path, not self.context.cpu_data_only)
+        header, buffers = self._encoding(message)
         with self.lock:
             if self.failure is not None:
                 raise self.failure
