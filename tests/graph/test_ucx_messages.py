@@ -114,6 +114,30 @@ def test_a_header_that_cannot_be_decoded_names_where_it_arrived(raw, why):
     assert why in str(info.value)
 
 
+def test_a_repeated_header_of_tensors_is_decoded_once_and_values_are_each_messages_own(monkeypatch):
+    loads = []
+    real = wire.json.loads
+    monkeypatch.setattr(wire.json, "loads", lambda text: loads.append(text) or real(text))
+    monkeypatch.setattr(wire, "_DECODED", {})
+    m = gx.Message()
+    m.add_tensor("x", np.ones((2, 3), np.float32))
+    header, _ = wire.encode(m, "a/out")
+    first, again = wire.decode_header(header, "b/in"), wire.decode_header(memoryview(header), "b/in")
+    assert again == first and len(loads) == 1
+    assert first[0]["shape"] == (2, 3) and first[0]["dtype"] == np.float32
+    v = gx.Message()
+    v.add("meta", {"seen": []})
+    header, _ = wire.encode(v, "a/out")
+    one = wire.assemble(wire.decode_header(header, "b/in"), {})
+    one.get("meta")["seen"].append(1)  # a consumer changing its message's value
+    assert wire.assemble(wire.decode_header(header, "b/in"), {}).get("meta") == {"seen": []}
+    for n in range(3 * wire.DECODED_KEPT):  # headers that differ each message: the cache stays bounded
+        m = gx.Message()
+        m.add_tensor("x", np.ones(n + 1, np.int8))
+        wire.decode_header(wire.encode(m, "a/out")[0], "b/in")
+    assert len(wire._DECODED) <= wire.DECODED_KEPT
+
+
 @pytest.mark.parametrize("size", [0, 17, transport.NOTE_FRAME - 8, transport.NOTE_FRAME - 7,
                                   3 * transport.NOTE_FRAME + 5])
 def test_a_note_is_one_ucx_message_where_it_fits_its_frame_and_two_past_it(size):
@@ -272,6 +296,39 @@ def test_messages_cross_in_order_with_their_contents_and_are_counted(ucxx_needed
     assert last.timestamp().acqtime == 40 and last.timestamp().pubtime is not None
     assert result.messages["a/out"]["sent"] == 40 and result.messages["b/in"]["received"] == 40
     assert result.messages["a/out"]["remote"] == "b/in" and result.messages["b/in"]["peer"] == "a/out"
+
+
+class StampedSource(gx.Codelet):
+    """Every other message carries a pubtime of its own; the others get theirs at publish."""
+
+    def tick(self):
+        n = self.get_execution_count()
+        m = gx.Message()
+        m.add_tensor("values", np.full(3, n, np.int32))
+        m.add_timestamp(acqtime=n, pubtime=1000 + n if n % 2 else None)
+        m.add("n", n)
+        self.tx("out").publish(m)
+
+
+def test_a_message_is_encoded_once_unless_publish_stamps_it(ucxx_needed, monkeypatch):
+    calls = []
+
+    def counting(message, *args, **kwargs):
+        calls.append(message.get("n"))
+        return wire.encode(message, *args, **kwargs)
+
+    from cubind.graph.ucx import components, outlink
+    monkeypatch.setattr(components, "encode", counting)
+    monkeypatch.setattr(outlink, "encode", counting)
+    g, sink, _ = loopback(count=20, source=StampedSource)
+    assert g.run().reason == "done"
+    assert [m.get("n") for m in sink.seen] == list(range(1, 21))
+    for m in sink.seen:
+        n = m.get("n")
+        assert m.timestamp().acqtime == n and np.array_equal(m.tensor("values").data, np.full(3, n, np.int32))
+        assert m.timestamp().pubtime == 1000 + n if n % 2 else m.timestamp().pubtime is not None
+    # Checked at publish, each once; those publish stamps are encoded again at delivery, with their pubtime.
+    assert sorted(calls) == sorted(list(range(1, 21)) + list(range(2, 21, 2)))
 
 
 class ManyPartsSource(gx.Codelet):

@@ -105,11 +105,32 @@ def _dtype(text):
     return np.dtype(text)
 
 
+# Decoded headers of tensors only, by their bytes: a stream's messages mostly repeat one
+# header (json.loads and the checks cost a ping a tenth of its rate). Values are not kept:
+# each message gets JSON objects of its own. Cleared when full; each step is one dict
+# operation, and a lost race decodes again.
+_DECODED = {}
+DECODED_KEPT = 64
+
+
 def decode_header(raw, where):
-    """The component entries of a header; ``WireError`` naming ``where``
-    (the receiving entity and queue) when it is not one."""
+    """The component entries of a header (shared between messages with the
+    same header: read, never changed); ``WireError`` naming ``where`` (the
+    receiving entity and queue) when it is not one."""
+    raw = bytes(raw)
+    entries = _DECODED.get(raw)
+    if entries is None:
+        entries = _decode_header(raw, where)
+        if all(entry["kind"] == "tensor" for entry in entries):
+            if len(_DECODED) >= DECODED_KEPT:
+                _DECODED.clear()
+            _DECODED[raw] = entries
+    return entries
+
+
+def _decode_header(raw, where):
     try:
-        head = json.loads(bytes(raw).decode())
+        head = json.loads(raw.decode())
         entries = head["components"]
         if not isinstance(entries, list):
             raise TypeError("components is not a list")
