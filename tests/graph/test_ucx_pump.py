@@ -196,6 +196,18 @@ def test_the_counters_say_what_each_side_did(pair):
     assert all(isinstance(v, int) and v >= 0 for v in (*sent.values(), *got.values()))
 
 
+def test_the_counters_names_follow_the_declarations_order():
+    """``STAT_NAMES`` labels ``Pump.stats()``'s values by position in pump.pxd's S_ enum: a
+    counter added to one and not the other would shift every name after it."""
+    import re
+
+    from cubind.graph.ucx.pump import STAT_NAMES
+
+    pxd = (ROOT / "cubind" / "graph" / "ucx" / "pump.pxd").read_text()
+    enum = re.search(r"cdef enum:\n    S_TURNS_THREAD.*?S_COUNT", pxd, re.S).group(0)
+    assert [name[2:].lower() for name in re.findall(r"^ +(S_[A-Z_]+)", enum, re.M)][:-1] == list(STAT_NAMES)
+
+
 def test_credits_cross_until_the_goodbye_and_none_after_it(pair):
     tx, rx, _, rx_owner = pair
     tx.send(b"{}", [])

@@ -178,6 +178,8 @@ cdef enum:
     S_LOOP_LOCK_WAIT_NS
     S_TURNS_PARKED  # turns by the parked pump's thread, for transfers in flight
     S_TAKEN_UP  # messages and credit notes queued by a caller, posted by the awake pump's thread
+    S_NOTIFIES  # owners called on the pump's thread (with the GIL)
+    S_NOTIFY_NS  # ... from wanting the GIL to the calls' end
     S_COUNT
 
 
