@@ -114,14 +114,19 @@ def test_a_header_that_cannot_be_decoded_names_where_it_arrived(raw, why):
     assert why in str(info.value)
 
 
-def test_a_repeated_header_of_tensors_is_decoded_once_and_values_are_each_messages_own(monkeypatch):
-    loads = []
-    real = wire.json.loads
-    monkeypatch.setattr(wire.json, "loads", lambda text: loads.append(text) or real(text))
+def test_a_repeated_header_of_tensors_is_encoded_and_decoded_once_and_values_are_each_messages_own(monkeypatch):
+    loads, dumps = [], []
+    real_loads, real_dumps = wire.json.loads, wire.json.dumps
+    monkeypatch.setattr(wire.json, "loads", lambda text: loads.append(text) or real_loads(text))
+    monkeypatch.setattr(wire.json, "dumps", lambda obj, **kw: dumps.append(obj) or real_dumps(obj, **kw))
     monkeypatch.setattr(wire, "_DECODED", {})
+    monkeypatch.setattr(wire, "_ENCODED", {})
     m = gx.Message()
     m.add_tensor("x", np.ones((2, 3), np.float32))
     header, _ = wire.encode(m, "a/out")
+    other = gx.Message()
+    other.add_tensor("x", np.zeros((2, 3), np.float32))  # another message, the same header
+    assert wire.encode(other, "a/out")[0] == header and len(dumps) == 1
     first, again = wire.decode_header(header, "b/in"), wire.decode_header(memoryview(header), "b/in")
     assert again == first and len(loads) == 1
     assert first[0]["shape"] == (2, 3) and first[0]["dtype"] == np.float32
@@ -135,7 +140,13 @@ def test_a_repeated_header_of_tensors_is_decoded_once_and_values_are_each_messag
         m = gx.Message()
         m.add_tensor("x", np.ones(n + 1, np.int8))
         wire.decode_header(wire.encode(m, "a/out")[0], "b/in")
-    assert len(wire._DECODED) <= wire.DECODED_KEPT
+    assert len(wire._DECODED) <= wire.DECODED_KEPT and len(wire._ENCODED) <= wire.ENCODED_KEPT
+    mixed = gx.Message()  # tensors around a value: each entry in its place
+    mixed.add_tensor("a", np.ones(4, np.float32))
+    mixed.add("n", 3)
+    mixed.add_tensor("b", np.ones(2, np.int8))
+    assert [(e["name"], e["kind"]) for e in wire.decode_header(wire.encode(mixed, "a/out")[0], "b/in")] == \
+        [("a", "tensor"), ("n", "value"), ("b", "tensor")]
 
 
 @pytest.mark.parametrize("size", [0, 17, transport.NOTE_FRAME - 8, transport.NOTE_FRAME - 7,
