@@ -140,7 +140,8 @@ def test_a_polling_receiver_takes_each_message_without_waking_the_pumps_thread(p
     assert pump.poll(0.001) is False  # the poller leaves without news: the pump's thread takes over
     tx.send(b'{"i": "last"}', [])
     assert [header for header, _ in received(rx, 1)] == [b'{"i": "last"}']
-    assert rx_owner.threads >= {"cubind.graph ucx pump"}
+    # The pump's thread tells the owner (the take above may come first on a loaded machine).
+    wait_for(lambda: "cubind.graph ucx pump" in rx_owner.threads)
 
 
 def test_rendezvous_are_turned_while_the_poller_is_away_and_an_awake_thread_posts_sends(pair):
@@ -149,51 +150,40 @@ def test_rendezvous_are_turned_while_the_poller_is_away_and_an_awake_thread_post
     turns them meanwhile rather than leave each step to the next poll
     (``turns_parked``); a transmitter's awake pump's thread posts what its
     caller queued (``taken_up``), which leaves the caller's thread to run
-    codelets. Every message arrives whole and in order."""
+    codelets. Messages go until both have happened (a loaded machine may
+    leave a thread unscheduled for a while), each arriving whole and in order."""
     tx, rx, tx_owner, rx_owner = pair
-    count, got = 60, []
+    got, done = [], threading.Event()
     payload = np.arange(128_000, dtype=np.float32)  # 512 KB: a rendezvous
 
     def scheduler():
-        while len(got) < count:
-            rx_owner.pump.poll(1.0)
+        while not done.is_set():
+            rx_owner.pump.poll(0.05)
             taken = rx.take()
             got.extend(taken)
             if taken:
                 time.sleep(0.0002)  # its codelets run: the pump's thread is parked, the next transfer in flight
                 rx.credit(len(taken))
 
+    def seen():
+        return rx_owner.pump.stats()["turns_parked"] > 0 and tx_owner.pump.stats()["taken_up"] > 0
+
     waiter = threading.Thread(target=scheduler, name="waiting scheduler")
     waiter.start()
-    credits, sent = 4, [payload * i for i in range(count)]  # each kept until sent (sent from its memory)
-    for i in range(count):
+    credits, sent, deadline = 4, [], time.monotonic() + 20
+    while len(sent) < 60 or not seen():
+        assert time.monotonic() < deadline, f"after {len(sent)} messages: {rx_owner.pump.stats()['turns_parked']} " \
+            f"parked turns, {tx_owner.pump.stats()['taken_up']} taken up"
         while credits == 0:
             credits += tx.take_credits()
         credits -= 1
-        tx.send(b'{"i": %d}' % i, [host(sent[i])])
-    waiter.join(20)
-    assert [header for header, _ in got] == [b'{"i": %d}' % i for i in range(count)]
-    assert all(np.array_equal(np.frombuffer(blocks[0], np.float32), payload * i) for i, (_, blocks) in enumerate(got))
-    assert rx_owner.pump.stats()["turns_parked"] > 0
-    assert tx_owner.pump.stats()["taken_up"] > 0
-
-
-def test_the_counters_say_what_each_side_did(pair):
-    tx, rx, tx_owner, rx_owner = pair
-    payload = np.arange(1000, dtype=np.float32)
-    for _ in range(10):
-        tx.send(b"{}", [host(payload)])
-    received(rx, 10)
-    rx.credit(3)
-    wait_for(lambda: tx_owner.pump.stats()["credit_notes_in"] == 1)
-    tx.bye(10)
-    received(rx, 1)
-    wait_for(lambda: tx.sent == 11)
-    sent, got = tx_owner.pump.stats(), rx_owner.pump.stats()
-    assert (sent["tx_queued"], sent["tx_sent"], sent["headers"], sent["rx_taken"]) == (11, 11, 0, 0)
-    assert (got["headers"], got["rx_taken"], got["tx_queued"], got["credit_notes_sent"]) == (11, 11, 0, 1)
-    assert got["blocks_made"] >= 1 and sent["tx_done_ns"] > 0 and got["rx_parts_ns"] > 0
-    assert all(isinstance(v, int) and v >= 0 for v in (*sent.values(), *got.values()))
+        sent.append(payload * len(sent))  # kept until sent (sent from its memory)
+        tx.send(b'{"i": %d}' % (len(sent) - 1), [host(sent[-1])])
+    wait_for(lambda: len(got) == len(sent))
+    done.set()
+    waiter.join(10)
+    assert [header for header, _ in got] == [b'{"i": %d}' % i for i in range(len(sent))]
+    assert all(np.array_equal(np.frombuffer(blocks[0], np.float32), data) for (_, blocks), data in zip(got, sent))
 
 
 def test_the_counters_names_follow_the_declarations_order():
