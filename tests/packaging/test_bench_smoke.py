@@ -89,6 +89,25 @@ def test_ucx_floor_sends_every_message_between_two_processes(tmp_path):
     assert row["messages"] == 300 and row["bytes"] == 64 << 10 and row["messages_per_s"] > 0
 
 
+def test_the_transmitters_calls_are_timed_between_two_processes():
+    """bench/ucx_transmitter_calls.py with host tensors: every wrapped call of
+    the publishing path is counted once per message (its first left out)."""
+    pytest.importorskip("ucxx", reason="ucxx is not installed (cubind[ucx])")
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import ucx_transmitter_calls
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    row = ucx_transmitter_calls.run(4096, "host", 200, timeout=120)
+    assert row["messages_per_s"] > 0
+    calls = row["transmitter_calls"]
+    assert set(calls) == {"message add_tensor", "publish: the header (wire.encode)",
+                          "publish: the ready event (ordering.publish_order)",
+                          "publish: the queue, ready event included", "publish, all of it",
+                          "delivery (OutLink.deliver)"}
+    assert all(c["calls"] == 199 and c["us"] > 0 for c in calls.values()), calls
+
+
 def test_pipeline_floor_runs_its_calls_on_the_emulated_driver(tmp_path, fake_driver):
     """bench/pipeline_floor.c (the resident pipeline's driver calls from C, the
     floor of graph_messages.py's row) builds against the toolkit and runs

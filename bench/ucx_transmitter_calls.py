@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Where a UCX transmitter's scheduler spends a message: each call of the
+publishing path timed in the transmitting process (``graph_messages.py``'s
+two parts, the transmitter's calls wrapped), beside the receiver's rate.
+
+    python bench/ucx_transmitter_calls.py [--size BYTES] [--storage device|host] [--messages N]
+
+Prints one JSON object: the receiver's messages/s and, per wrapped call,
+its count and mean microseconds (the first call of each left out). The wrappers cost about 0.2 us a call
+each (a clock read either side), small beside what they time; py-spy
+sampling the same process slowed it a hundredfold on the H200, which is
+why this exists. ``bench/README.md`` (the fourteenth session) has what it
+read there."""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from graph_messages import PART  # noqa: E402
+from two_parts import free_port  # noqa: E402
+
+# Before the part's graph runs: its publishing path's calls wrapped with clocks.
+WRAP = r"""
+import time as _time
+_CALLS = {}
+
+def _timed(owner, name, label):
+    call = getattr(owner, name)
+    def timed(*args, **kwargs):
+        begun = _time.perf_counter_ns()
+        try:
+            return call(*args, **kwargs)
+        finally:
+            took = _time.perf_counter_ns() - begun
+            entry = _CALLS.get(label)
+            if entry is None:  # the first call left out: a lazy import, a first allocation
+                _CALLS[label] = [0, 0]
+            else:
+                entry[0] += 1
+                entry[1] += took
+    setattr(owner, name, timed)
+
+from cubind.graph import Message as _Message
+from cubind.graph.model import ordering as _ordering, queues as _queues
+from cubind.graph.ucx import components as _components, outlink as _outlink
+_timed(_Message, "add_tensor", "message add_tensor")
+_timed(_components, "encode", "publish: the header (wire.encode)")
+_timed(_ordering, "publish_order", "publish: the ready event (ordering.publish_order)")
+_timed(_queues.Transmitter, "publish", "publish: the queue, ready event included")
+_timed(_components.UcxTransmitter, "publish", "publish, all of it")
+_timed(_outlink.OutLink, "deliver", "delivery (OutLink.deliver)")
+"""
+
+# After it: the times, on stdout.
+REPORT = r"""
+print(json.dumps({label: {"calls": n, "us": round(ns / max(n, 1) / 1000, 2)} for label, (n, ns) in _CALLS.items()}))
+"""
+
+
+def run(size, storage, count, timeout=300):
+    port = free_port()
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
+               UCX_WARN_UNUSED_ENV_VARS="n")
+    args = [str(port), str(count), str(size), storage]
+    # The part reads its role from argv before anything runs: the wrappers go right after its imports.
+    head, sep, rest = PART.partition("\nclass Tx(")
+    tx_code = head + WRAP + sep + rest + REPORT
+    rx = subprocess.Popen([sys.executable, "-c", PART, "rx", *args], stdout=subprocess.PIPE, text=True, env=env)
+    tx = subprocess.Popen([sys.executable, "-c", tx_code, "tx", *args], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        rx_out, _ = rx.communicate(timeout=timeout)
+        tx_out, _ = tx.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        for part in (rx, tx):
+            part.kill()
+            part.wait()
+        raise RuntimeError(f"the parts did not end in {timeout} s") from None
+    if rx.returncode or tx.returncode:
+        raise RuntimeError(f"a part failed: rx {rx.returncode}, tx {tx.returncode}")
+    received = json.loads(rx_out.splitlines()[-1])
+    return {"size": size, "storage": storage, "messages": count, "messages_per_s": received["messages_per_s"],
+            "transmitter_calls": json.loads(tx_out.splitlines()[-1])}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=1 << 20, help="bytes of the tensor (0: empty messages)")
+    parser.add_argument("--storage", default="device", choices=["device", "device-pool", "host"])
+    parser.add_argument("--messages", type=int, default=5000)
+    a = parser.parse_args()
+    print(json.dumps(run(a.size, a.storage, a.messages), indent=1))
+
+
+if __name__ == "__main__":
+    main()
