@@ -186,6 +186,24 @@ def test_rendezvous_are_turned_while_the_poller_is_away_and_an_awake_thread_post
     assert all(np.array_equal(np.frombuffer(blocks[0], np.float32), data) for (_, blocks), data in zip(got, sent))
 
 
+def test_the_counters_say_what_each_side_did(pair):
+    tx, rx, tx_owner, rx_owner = pair
+    payload = np.arange(1000, dtype=np.float32)
+    for _ in range(10):
+        tx.send(b"{}", [host(payload)])
+    received(rx, 10)
+    rx.credit(3)
+    wait_for(lambda: tx_owner.pump.stats()["credit_notes_in"] == 1)
+    tx.bye(10)
+    received(rx, 1)
+    wait_for(lambda: tx.sent == 11)
+    sent, got = tx_owner.pump.stats(), rx_owner.pump.stats()
+    assert (sent["tx_queued"], sent["tx_sent"], sent["headers"], sent["rx_taken"]) == (11, 11, 0, 0)
+    assert (got["headers"], got["rx_taken"], got["tx_queued"], got["credit_notes_sent"]) == (11, 11, 0, 1)
+    assert got["blocks_made"] >= 1 and sent["tx_done_ns"] > 0 and got["rx_parts_ns"] > 0
+    assert all(isinstance(v, int) and v >= 0 for v in (*sent.values(), *got.values()))
+
+
 def test_the_counters_names_follow_the_declarations_order():
     """``STAT_NAMES`` labels ``Pump.stats()``'s values by position in pump.pxd's S_ enum: a
     counter added to one and not the other would shift every name after it."""
