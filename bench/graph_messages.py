@@ -355,13 +355,16 @@ def two_processes(count, size, storage="device", timeout=600, environ=None):
     ``storage``, "device", "device-pool" or "host") from another process, both parts with
     ``environ`` added to this one's. A part that fails or outlives
     ``timeout`` seconds (both are then ended) is a ``RuntimeError``."""
-    port = free_port()
-    root = str(Path(__file__).resolve().parents[1])
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
-               UCX_WARN_UNUSED_ENV_VARS="n", **(environ or {}))
-    args = [str(port), str(count), str(size), storage]
+    args = [str(free_port()), str(count), str(size), storage]
     return receiver_result([sys.executable, "-c", PART, "rx", *args], [sys.executable, "-c", PART, "tx", *args],
-                            env, timeout)
+                            part_env(environ), timeout)
+
+
+def part_env(environ=None):
+    """The parts' environment: this one's, the tree on PYTHONPATH, ``environ`` added."""
+    root = str(Path(__file__).resolve().parents[1])
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
+                UCX_WARN_UNUSED_ENV_VARS="n", **(environ or {}))
 
 
 def child_row(function, *args):

@@ -18,12 +18,18 @@ def receiver_result(rx_command, tx_command, env, timeout, head_start_s=0.0):
     transmitter that does not dial again) the transmitting one; the
     receiver's last line as JSON. A part that fails or outlives ``timeout``
     seconds (both are then ended) is a ``RuntimeError``."""
+    return both_results(rx_command, tx_command, env, timeout, head_start_s)[0]
+
+
+def both_results(rx_command, tx_command, env, timeout, head_start_s=0.0, tx_result=False):
+    """As ``receiver_result``, with the transmitter's last line as JSON
+    beside the receiver's where ``tx_result`` (else None)."""
     rx = subprocess.Popen(rx_command, stdout=subprocess.PIPE, text=True, env=env)
     time.sleep(head_start_s)
-    tx = subprocess.Popen(tx_command, env=env)
+    tx = subprocess.Popen(tx_command, stdout=subprocess.PIPE if tx_result else None, text=True, env=env)
     try:
         out, _ = rx.communicate(timeout=timeout)
-        tx.wait(60)
+        tx_out, _ = tx.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         for part in (rx, tx):
             part.kill()
@@ -31,4 +37,4 @@ def receiver_result(rx_command, tx_command, env, timeout, head_start_s=0.0):
         raise RuntimeError(f"the parts did not end in {timeout} s") from None
     if rx.returncode or tx.returncode:
         raise RuntimeError(f"a part failed: rx {rx.returncode}, tx {tx.returncode}")
-    return json.loads(out.splitlines()[-1])
+    return json.loads(out.splitlines()[-1]), json.loads(tx_out.splitlines()[-1]) if tx_result else None

@@ -14,15 +14,13 @@ read there."""
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from graph_messages import PART  # noqa: E402
-from two_parts import free_port  # noqa: E402
+from graph_messages import PART, part_env  # noqa: E402
+from two_parts import both_results, free_port  # noqa: E402
 
 # Before the part's graph runs: its publishing path's calls wrapped with clocks.
 WRAP = r"""
@@ -63,29 +61,14 @@ print(json.dumps({label: {"calls": n, "us": round(ns / max(n, 1) / 1000, 2)} for
 
 
 def run(size, storage, count, timeout=300):
-    port = free_port()
-    root = str(Path(__file__).resolve().parents[1])
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
-               UCX_WARN_UNUSED_ENV_VARS="n")
-    args = [str(port), str(count), str(size), storage]
+    args = [str(free_port()), str(count), str(size), storage]
     # The part reads its role from argv before anything runs: the wrappers go right after its imports.
     head, sep, rest = PART.partition("\nclass Tx(")
     tx_code = head + WRAP + sep + rest + REPORT
-    rx = subprocess.Popen([sys.executable, "-c", PART, "rx", *args], stdout=subprocess.PIPE, text=True, env=env)
-    tx = subprocess.Popen([sys.executable, "-c", tx_code, "tx", *args], stdout=subprocess.PIPE, text=True, env=env)
-    try:
-        rx_out, _ = rx.communicate(timeout=timeout)
-        tx_out, _ = tx.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        for part in (rx, tx):
-            part.kill()
-            part.wait()
-        raise RuntimeError(f"the parts did not end in {timeout} s") from None
-    if rx.returncode or tx.returncode:
-        raise RuntimeError(f"a part failed: rx {rx.returncode}, tx {tx.returncode}")
-    received = json.loads(rx_out.splitlines()[-1])
+    received, calls = both_results([sys.executable, "-c", PART, "rx", *args],
+                                   [sys.executable, "-c", tx_code, "tx", *args], part_env(), timeout, tx_result=True)
     return {"size": size, "storage": storage, "messages": count, "messages_per_s": received["messages_per_s"],
-            "transmitter_calls": json.loads(tx_out.splitlines()[-1])}
+            "transmitter_calls": calls}
 
 
 def main():
