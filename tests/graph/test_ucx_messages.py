@@ -136,11 +136,11 @@ def test_a_repeated_header_of_tensors_is_encoded_and_decoded_once_and_values_are
     one = wire.assemble(wire.decode_header(header, "b/in"), {})
     one.get("meta")["seen"].append(1)  # a consumer changing its message's value
     assert wire.assemble(wire.decode_header(header, "b/in"), {}).get("meta") == {"seen": []}
-    for n in range(3 * wire.DECODED_KEPT):  # headers that differ each message: the cache stays bounded
+    for n in range(3 * wire.HEADERS_KEPT):  # headers that differ each message: the cache stays bounded
         m = gx.Message()
         m.add_tensor("x", np.ones(n + 1, np.int8))
         wire.decode_header(wire.encode(m, "a/out")[0], "b/in")
-    assert len(wire._DECODED) <= wire.DECODED_KEPT and len(wire._ENCODED) <= wire.ENCODED_KEPT
+    assert len(wire._DECODED) <= wire.HEADERS_KEPT and len(wire._ENCODED) <= wire.HEADERS_KEPT
     mixed = gx.Message()  # tensors around a value: each entry in its place
     mixed.add_tensor("a", np.ones(4, np.float32))
     mixed.add("n", 3)

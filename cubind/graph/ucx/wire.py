@@ -84,7 +84,8 @@ def _tensor_entry(key):
 # 47 on the H200's transmitting scheduler). Cleared when full; each step is one dict
 # operation, and a lost race encodes again.
 _ENCODED = {}
-ENCODED_KEPT = 64
+# Headers kept by each of _ENCODED and _DECODED (``_keep``).
+HEADERS_KEPT = 64
 
 
 def encode(message, where, device_allowed=True, limit=None):
@@ -118,10 +119,7 @@ def encode(message, where, device_allowed=True, limit=None):
         keys = tuple(keys)
         header = _ENCODED.get(keys)
         if header is None:
-            header = _dumps([_tensor_entry(key) for key in keys])
-            if len(_ENCODED) >= ENCODED_KEPT:
-                _ENCODED.clear()
-            _ENCODED[keys] = header
+            header = _keep(_ENCODED, keys, _dumps([_tensor_entry(key) for key in keys]))
     else:
         header = _dumps(entries)
     if limit is not None and len(header) > limit:
@@ -145,7 +143,6 @@ def _dtype(text):
 # each message gets JSON objects of its own. Cleared when full; each step is one dict
 # operation, and a lost race decodes again.
 _DECODED = {}
-DECODED_KEPT = 64
 
 
 def decode_header(raw, where):
@@ -157,10 +154,17 @@ def decode_header(raw, where):
     if entries is None:
         entries = _decode_header(raw, where)
         if all(entry["kind"] == "tensor" for entry in entries):
-            if len(_DECODED) >= DECODED_KEPT:
-                _DECODED.clear()
-            _DECODED[raw] = entries
+            _keep(_DECODED, raw, entries)
     return entries
+
+
+def _keep(cache, key, value):
+    """``value`` kept in ``cache`` (``_ENCODED``, ``_DECODED``) under ``key``; a full cache is
+    emptied first (a stream repeats a few headers: a new one past the limit starts over)."""
+    if len(cache) >= HEADERS_KEPT:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def _decode_header(raw, where):
