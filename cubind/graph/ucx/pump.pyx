@@ -398,10 +398,11 @@ cdef class Pump:
             self.napping = False
             if self.pollers or (self.left_ns and _now_ns() - self.left_ns < HANDOVER_NS):
                 # A thread waits in poll(), or left it with news just now (a scheduler between two
-                # ticks, back soon): it takes the news itself. This one stays parked, unwoken by
-                # sends and credits (their callers post them), until that thread has been gone for
-                # HANDOVER_NS or left to sleep: a wake-up per message was a syscall, a thread switch
-                # and a contended lock.
+                # ticks, back soon): it takes the news itself. This one stays parked, never calling
+                # the owners, until that thread has been gone for HANDOVER_NS or left to sleep. While
+                # it naps, sends and credits are posted by their callers and wake it only where they
+                # leave a transfer in flight: a wake-up per message was a syscall, a thread switch and
+                # a contended lock.
                 self.parked = True
                 if self.flight or _now_ns() - self.flight_ns < SPIN_NS:
                     # A rendezvous takes steps on both sides (the peer's ready-to-receive, the
