@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 
 from cubind._core import driver
+from cubind._core.current import current_ordinal
 from cubind._core.errors import CUDAError, check
 
 __all__ = ["ensure_context", "current_context", "context_made_current", "primary_context", "forget_primary",
@@ -33,9 +34,13 @@ def ensure_context() -> int:
     """The ordinal of the device whose context is current, making device 0's
     primary context current first where none is.
 
-    One driver call when a context is current (two the first time, for
-    ``cuInit``): the array helpers and launches call it on every entry.
+    Two driver calls at the C level when a context is current: the array
+    helpers and launches call it on every entry. Where none is (or the
+    driver is not initialized yet) it asks through the 1:1 functions.
     """
+    ordinal = current_ordinal()
+    if ordinal >= 0:
+        return ordinal
     cuda = driver.module()
     err, ctx = cuda.cuCtxGetCurrent()
     if err == _NOT_INITIALIZED:

@@ -43,14 +43,14 @@ MODULES = ("cuda._driver", "cuda.cdriver", "cuda.cudart", "cuda.cruntime", "nvrt
            # NVIDIA's C level under its names (bindings/*.toml [compat]).
            "cuda._cydriver", "cuda._cyruntime", "nvrtc._cynvrtc", "nvjitlink._cynvjitlink", "nvvm._cynvvm",
            "nvfatbin._cynvfatbin", "nvml._cynvml", "cufile._cycufile",
-           "_cubind.convert", "_cubind.loader", "cubind._core.allocations", "cubind._core.event",
-           "cubind._launch.capsule", "cubind._launch.launch", "cubind._interop.dlpack",
+           "_cubind.convert", "_cubind.loader", "cubind._core.allocations", "cubind._core.current",
+           "cubind._core.event", "cubind._launch.capsule", "cubind._launch.launch", "cubind._interop.dlpack",
            "cubind._memory.memory", "cubind.graph.model.buffer", "cubind.graph.model.ordering",
            "cubind.graph.scheduling.idle", "cubind.graph.scheduling.loop", "cubind.graph.ucx.pump")
 # Every module but the Pythonic layer's own ships its C level for cimport (the
 # modules serving NVIDIA's C level export theirs through __pyx_capi__ alone).
 PXD = [name.replace(".", "/") + ".pxd" for name in MODULES
-       if name not in ("cubind._core.event", "cubind._launch.capsule", "cubind._launch.launch",
+       if name not in ("cubind._core.current", "cubind._core.event", "cubind._launch.capsule", "cubind._launch.launch",
                        "cubind._interop.dlpack", "cubind._memory.memory", "cubind.graph.model.ordering",
                        "cubind.graph.scheduling.loop", "cubind.graph.ucx.pump")
        and "._cy" not in name]
@@ -58,7 +58,8 @@ STUBS = [stubs for _, stubs, _ in PUBLIC]
 # The Pythonic layer's: the generated re-export of `import cubind`, and the
 # hand-written ones of compiled modules (the .py modules carry their annotations).
 STUBS += ["cubind/__init__.pyi", "cubind/_launch/launch.pyi", "cubind/_launch/capsule.pyi", "cubind/_memory/memory.pyi",
-          "cubind/_core/allocations.pyi", "cubind/_core/event.pyi", "cubind/_interop/dlpack.pyi", "_cubind/loader.pyi",
+          "cubind/_core/allocations.pyi", "cubind/_core/current.pyi",
+          "cubind/_core/event.pyi", "cubind/_interop/dlpack.pyi", "_cubind/loader.pyi",
           "cubind/graph/model/buffer.pyi", "cubind/graph/model/ordering.pyi",
           "cubind/graph/scheduling/idle.pyi", "cubind/graph/scheduling/loop.pyi", "cubind/graph/ucx/pump.pyi"]
 # The floor's Python modules and the EGL stand-ins cubind.get_include() names (package data).
