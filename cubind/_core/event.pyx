@@ -23,7 +23,7 @@ from libc.stdint cimport uintptr_t
 cimport cuda.cdriver as cdrv
 from cubind._core.allocations cimport Linked, link_into, linked_members, unlink_from
 
-from cubind._core.context import LOST, ensure_context
+from cubind._core.context import LOST, ensure_context, primary_context
 from cubind._core.driver import module as _driver
 from cubind._core.errors import CUDAError
 from cubind._core.handles import int_streams as _int_streams
@@ -142,7 +142,7 @@ cdef class Event(Linked):
             raw = _raw_stream(stream)
             if raw <= 2:  # a per-context handle: a cubind.Stream of a device records in that device's context
                 device = _stream_device(stream)
-                if device is not None:
+                if device is not None and not _is_current(device):
                     with device:
                         self._record(raw)
                     return self
@@ -236,6 +236,16 @@ cdef uintptr_t _raw_stream(object stream) except? 0:
     if value > <uintptr_t>-1:
         raise OverflowError(f"stream: {value:#x} is wider than a handle")
     return value
+
+
+cdef bint _is_current(object device) except -1:
+    """Whether ``device``'s primary context is the current one: a record on
+    its default stream then needs no push and pop, two driver calls through
+    the 1:1 functions (a ready event per device message records there)."""
+    cdef cdrv.CUcontext current = NULL
+    if cdrv.cuCtxGetCurrent(&current) != cdrv.CUDA_SUCCESS or current == NULL:
+        return False
+    return <uintptr_t>current == <uintptr_t>int(primary_context(device._ordinal))
 
 
 cdef object _stream_device(object stream):

@@ -98,3 +98,28 @@ def test_a_record_on_what_is_not_a_stream_names_the_parameter(emulated_gpu):
         else:
             raise AssertionError(f"record({stream!r}) was taken")
     assert event.record(None) is event  # still usable
+
+
+def test_a_record_on_a_devices_default_stream_pushes_its_context_only_where_another_is_current(emulated_gpu,
+                                                                                               monkeypatch):
+    # A ready event per device message records on the default stream of the
+    # context already current: the push and pop around it were two driver
+    # calls through the 1:1 functions, kept for another context only.
+    from cuda import cuda
+
+    monkeypatch.setenv("FAKE_DEVICE_COUNT", "1")
+    device = cubind.Device(0)
+    device.set_current()
+    event = cubind.Event(timing=False)
+    emulated_gpu.clear_calls()
+    event.record(device.default_stream)
+    assert emulated_gpu.names() == ["cuEventRecord"]
+    own = cuda.cuCtxGetCurrent()[1]
+    cuda.cuCtxSetCurrent(0xD0)  # another context is current now
+    try:
+        emulated_gpu.clear_calls()
+        event.record(device.default_stream)
+        assert emulated_gpu.names() == ["cuCtxPushCurrent", "cuEventRecord", "cuCtxPopCurrent"]
+        assert int(cuda.cuCtxGetCurrent()[1]) == 0xD0
+    finally:
+        cuda.cuCtxSetCurrent(own)
