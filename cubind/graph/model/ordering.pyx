@@ -115,7 +115,7 @@ def record_ready(message):
         # The device's default stream: one Stream object per device, so its events are pooled too.
         # An event made and destroyed per message cost a two-process device row a third of its rate
         # on the H200 (a transmitter publishing from the default stream).
-        stream = cubind.Device().default_stream
+        stream = _default_stream()
     pool = _pool_of(stream)
     while True:
         try:
@@ -130,11 +130,16 @@ def record_ready(message):
     message.ready_event = ReadyEvent(event, pool)
 
 
+cdef object _default_stream():
+    """The default stream of the current context's device (device 0's made
+    current where none is)."""
+    return cubind.Device().default_stream
+
+
 cdef object _consumer_stream():
     stream = cubind.current_stream()
     if stream is None:
-        cubind.ensure_context()
-        stream = cubind.Device().default_stream
+        stream = _default_stream()
     return stream
 
 
