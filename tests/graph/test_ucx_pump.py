@@ -316,6 +316,52 @@ def test_blocks_dropped_on_many_threads_are_never_handed_out_twice(pair):
     assert len(seen) < 100  # 2 000 messages: blocks went round
 
 
+def test_messages_sent_on_many_threads_while_the_pumps_thread_dozes_and_wakes_all_arrive_once_in_order(pair):
+    """Stress: a caller pushes its message to the channel's inbox without the
+    pump's lock where the pump's thread turns, and posts it itself where
+    that thread dozes (``Channel._queue``, ``Pump._doze``). Four threads send
+    at once, eager and rendezvous sizes mixed, at the shortest switch
+    interval, with pauses that let the pump's thread nap and sleep in
+    between: every message arrives exactly once, each thread's in its order,
+    and the transmitter ends idle with all of them sent."""
+    tx, rx, tx_owner, _ = pair
+    threads, each = 4, 300
+    small, large = np.arange(16, dtype=np.uint8), np.arange(100_000, dtype=np.float32)  # eager, rendezvous
+    pump = tx_owner.pump
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    start, pause = threading.Barrier(threads), threading.Barrier(threads)
+
+    def send(t):
+        start.wait()
+        for i in range(each):
+            tx.send(b'{"t": %d, "i": %d}' % (t, i), [host(large if i % 7 == 0 else small)])
+            if i % 50 == 49:  # all pause until the pump's thread sleeps: the next callers post themselves
+                if pause.wait() == 0:
+                    slept = pump.stats()["sleeps"]
+                    wait_for(lambda slept=slept: pump.stats()["sleeps"] > slept)
+                pause.wait()
+
+    senders = [threading.Thread(target=send, args=(t,)) for t in range(threads)]
+    try:
+        for t in senders:
+            t.start()
+        got = [header for header, _ in received(rx, threads * each)]
+        for t in senders:
+            t.join()
+    finally:
+        sys.setswitchinterval(switch)
+    wait_for(lambda: tx.idle and tx.sent == threads * each)
+    order = {t: [] for t in range(threads)}
+    for header in got:
+        t, i = (int(part.split(b":")[1]) for part in header.strip(b"{}").split(b","))
+        order[t].append(i)
+    assert order == {t: list(range(each)) for t in range(threads)}
+    stats = pump.stats()
+    assert stats["tx_queued"] == threads * each
+    assert 0 < stats["taken_up"] < threads * each  # both ways: taken by a turn, and posted by a caller
+
+
 def test_a_closed_channel_ends_its_waiting_receives_and_drops_what_was_not_sent(pair):
     tx, rx, _, _ = pair
     rx.close()

@@ -177,7 +177,7 @@ cdef enum:
     S_LOOP_LOCK_WAITS  # ... by the pump's thread
     S_LOOP_LOCK_WAIT_NS
     S_TURNS_PARKED  # turns by the parked pump's thread, for transfers in flight
-    S_TAKEN_UP  # messages and credit notes queued by a caller, posted by the awake pump's thread
+    S_TAKEN_UP  # messages queued by a caller that a turn took (its inbox, or the lock with the thread awake)
     S_NOTIFIES  # owners called on the pump's thread (with the GIL)
     S_NOTIFY_NS  # ... from wanting the GIL to the calls' end
     S_COUNT
@@ -252,6 +252,7 @@ cdef struct chan_t:
     ucs_status_t failure
     const char *failed
     # transmitting
+    void *inbox  # out_t queued by callers without the lock, newest first (``Channel._queue``)
     out_t *out_head
     out_t *out_tail
     out_t *out_next  # the first not posted
@@ -266,6 +267,7 @@ cdef struct chan_t:
     in_t *in_head
     in_t *in_tail
     uint64_t credit_pending
+    uint64_t credit_inbox  # credits given by callers without the lock (``Channel.credit``)
     size_t held  # a header's length, held until a CUDA context is given for its device buffers
     bint wants_cuda
     bint bye_in  # the transmitter's goodbye arrived: no credit is sent after it
