@@ -91,7 +91,7 @@ class Array(_launch.SlotAddressed):
     """
 
     __slots__ = ("_mem", "_offset", "_shape", "_strides", "_dtype", "_stream", "_sh", "_readonly", "_contiguous",
-                 "__weakref__")
+                 "_size", "__weakref__")
 
     def __init__(self, shape: _ShapeLike, dtype: npt.DTypeLike = _FLOAT64, stream: _StreamLike = None,
                  pool: _PoolLike = None) -> None:
@@ -113,6 +113,7 @@ class Array(_launch.SlotAddressed):
         self._sh = sh
         self._readonly = readonly
         self._contiguous = None  # worked out on first use: every transfer asks
+        self._size = None  # likewise: a codelet graph's transmitter asks nbytes twice a message
 
     @classmethod
     def _make(cls, mem, offset, shape, strides, dtype, stream, sh, readonly=False):
@@ -169,7 +170,9 @@ class Array(_launch.SlotAddressed):
     @property
     def size(self) -> int:
         """Number of elements."""
-        return _layout.size_of(self._shape)
+        if self._size is None:
+            self._size = _layout.size_of(self._shape)
+        return self._size
 
     @property
     def itemsize(self) -> int:
