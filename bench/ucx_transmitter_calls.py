@@ -6,7 +6,10 @@ two parts, the transmitter's calls wrapped), beside the receiver's rate.
     python bench/ucx_transmitter_calls.py [--size BYTES] [--storage device|host] [--messages N]
 
 Prints one JSON object: the receiver's messages/s and, per wrapped call,
-its count and mean microseconds (the first call of each left out). The wrappers cost about 0.2 us a call
+its count and mean microseconds (the first call of each left out); a
+message's whole cycle on the scheduler's thread beside them (wall and
+CPU time from the first publish to the last), so that what the wrapped
+calls leave out (the scheduler's own loop, the codelet's call) shows. The wrappers cost about 0.2 us a call
 each (a clock read either side), small beside what they time; py-spy
 sampling the same process slowed it a hundredfold on the H200, which is
 why this exists. ``bench/README.md`` (the fourteenth session) has what it
@@ -52,7 +55,35 @@ _timed(_ordering, "publish_order", "publish: the ready event (ordering.publish_o
 _timed(_queues.Transmitter, "publish", "publish: the queue, ready event included")
 _timed(_components.UcxTransmitter, "publish", "publish, all of it")
 _timed(_outlink.OutLink, "deliver", "delivery (OutLink.deliver)")
+_timed(_outlink.DeviceStaging, "stage", "delivery: staging (DeviceStaging.stage)")
+_timed(_outlink, "_buffer", "delivery: a buffer's address (outlink._buffer)")
+_timed(_outlink.OutLink, "_settle_sent", "delivery: the sent settled (OutLink._settle_sent)")
+# The scheduler's other calls: its waits for room (the data path's poll) and its checks.
+_timed(_components.UcxContext, "external_wait", "loop: the wait for news (UcxContext.external_wait)")
+_timed(_components.UcxContext, "external_active", "loop: UcxContext.external_active")
+_timed(_components.UcxContext, "external_failure", "loop: UcxContext.external_failure")
+_timed(_outlink.OutLink, "free", "loop: the room (OutLink.free)")
+_timed(_outlink.OutLink, "pump_ready", "loop: credits taken (OutLink.pump_ready)")
 """
+
+# A message's whole cycle on the scheduler's thread, from the first publish to the last (the
+# connection's setup left out): its wall time and the thread's CPU time.
+SPAN = r"""
+_SPAN = []
+_publish = _components.UcxTransmitter.publish
+def _spanned(self, message):
+    now = [_time.perf_counter_ns(), _time.thread_time_ns()]
+    if not _SPAN:
+        _SPAN.extend(now)  # the first publish's
+    _SPAN[2:] = now  # the latest's
+    return _publish(self, message)
+_components.UcxTransmitter.publish = _spanned
+"""
+TIMED_RUN = ("    g.run()", """    g.run()
+    if len(_SPAN) == 4:
+        _n = _CALLS["publish, all of it"][0]
+        _CALLS["a message's cycle, wall"] = [_n, _SPAN[2] - _SPAN[0]]
+        _CALLS["a message's cycle, the scheduler thread's CPU"] = [_n, _SPAN[3] - _SPAN[1]]""")
 
 # After it: the times, on stdout.
 REPORT = r"""
@@ -64,7 +95,8 @@ def run(size, storage, count, timeout=300):
     args = [str(free_port()), str(count), str(size), storage]
     # The part reads its role from argv before anything runs: the wrappers go right after its imports.
     head, sep, rest = PART.partition("\nclass Tx(")
-    tx_code = head + WRAP + sep + rest + REPORT
+    assert rest.count(TIMED_RUN[0] + "\n") == 1, "the part's transmitter runs its graph once"
+    tx_code = head + WRAP + SPAN + sep + rest.replace(TIMED_RUN[0] + "\n", TIMED_RUN[1] + "\n", 1) + REPORT
     received, calls = both_results([sys.executable, "-c", PART, "rx", *args],
                                    [sys.executable, "-c", tx_code, "tx", *args], part_env(), timeout, tx_result=True)
     return {"size": size, "storage": storage, "messages": count, "messages_per_s": received["messages_per_s"],
