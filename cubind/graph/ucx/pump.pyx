@@ -462,7 +462,7 @@ cdef class Pump:
 
     cdef void _loop(self) noexcept nogil:
         cdef uint64_t idle_since = 0, drained, t
-        cdef bint sleep
+        cdef bint sleep, turn
         cdef int got
         cdef pollfd fds[2]
         fds[0].fd, fds[0].events = self.efd, POLLIN
@@ -482,12 +482,15 @@ cdef class Pump:
                 # leave a transfer in flight: a wake-up per message was a syscall, a thread switch and
                 # a contended lock.
                 self.parked = True
-                if self.flight or _now_ns() - self.flight_ns < SPIN_NS or not self._doze():
+                turn = not self.pollers and (self.flight or _now_ns() - self.flight_ns < SPIN_NS)
+                if turn or not self._doze():
                     # A rendezvous takes steps on both sides (the peer's ready-to-receive, the
                     # copy's completion, its acknowledgement): left to the poller, each step
                     # waited while its scheduler ran codelets. Turned here; the news stays for it.
                     # It turns on for SPIN_NS after the last one: a stream's next message comes
-                    # within it, and finds this thread awake to post it (``_taken_up``).
+                    # within it, and finds this thread awake to post it (``_taken_up``). Not while
+                    # a thread polls: that one turns, and two turning threads took turns at the
+                    # lock and at the driver's, which the scheduler's own calls then waited for.
                     _store_int(&self.dozing, 0)
                     self._turn()
                     if self.flight:
@@ -685,7 +688,7 @@ cdef class Pump:
             if st != UCS_OK:
                 _fail(ch, st, "a credit's receive")
                 break
-            ch.credits_in += ch.credit_buf
+            _add_u64(&ch.credits_in, ch.credit_buf)  # taken without the lock (``take_credits``)
             self.st[S_CREDIT_NOTES_IN] += 1
             ch.notify = True
             ch.credit_req = _posted(ucp.tag_recv_nbx(self.worker, &ch.credit_buf, 8, _tag(ch, TAG_CREDIT),
@@ -1226,13 +1229,10 @@ cdef class Channel:
                 pthread_mutex_unlock(&pump.mu)
 
     def take_credits(self):
-        """The credits that arrived since the last call."""
-        cdef uint64_t n
-        with nogil:
-            self.pump._lock(S_LOCK_WAITS)
-            n, self.ch.credits_in = self.ch.credits_in, 0
-            pthread_mutex_unlock(&self.pump.mu)
-        return n
+        """The credits that arrived since the last call: taken without the
+        pump's lock, which a turning thread holds (the transmitting scheduler
+        takes them once per poll with news)."""
+        return _take_u64(&self.ch.credits_in)
 
     def take(self):
         """The messages that arrived whole, in order: ``(header JSON bytes,
