@@ -142,7 +142,10 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
             await link.wait_connected(deadline)
 
     def external_active(self):
-        return any(link.active() for link in self.links)
+        for link in self.links:  # not any() over a generator: the scheduler asks on every wait
+            if link.active():
+                return True
+        return False
 
     def entity_done(self, entity):
         for link in self.links:
@@ -285,13 +288,14 @@ class UcxTransmitter(Transmitter, gxf_type="UcxTransmitter"):
         super().resolve(graph)
         self.link = OutLink(self, _context(self, graph))
         self.targets.append(self.link)
+        # What publish hands the encoder, worked out once (a message's path string cost its share).
+        self._encode_args = (self.path, not self.link.context.cpu_data_only,
+                          None if self.buffer is None else self.buffer.buffer_size)
 
     def publish(self, message):
         """As a double-buffer transmitter's, after checking that ``message``
         can cross a process (an error here names the codelet that published it)."""
-        buffer = self.buffer
-        encoded = encode(message, self.path, not self.link.context.cpu_data_only,
-                         None if buffer is None else buffer.buffer_size)
+        encoded = encode(message, *self._encode_args)
         stamp = message.timestamp()  # a Message: encode said so
         stamped = stamp is not None and getattr(stamp, "pubtime", 0) is None  # publish stamps it: encoded again
         super().publish(message)

@@ -107,8 +107,8 @@ class OutLink(Link):
     # -- the scheduler's side (any thread)
 
     def free(self):
-        with self.lock:
-            return self.credits
+        # One attribute read, as whole without the lock as with it (the scheduler asks before each tick).
+        return self.credits
 
     def active(self):
         """Credits still to come back (the receiver holds or is sent messages),
@@ -155,44 +155,56 @@ class OutLink(Link):
 
     def deliver(self, message):
         header, buffers = self._encoding(message)
+        ready = message.ready_event
         with self.lock:
-            if self.failure is not None:
-                raise self.failure
-            if self.reconnecting:
-                # No connection: not queued for a receiver that may not come back, counted instead.
-                self.lost += 1
-                return
-            if self.peer_ended:
-                # The receiving entity ended: as a queue nobody reads, no room is left. A message decided
-                # before its goodbye arrived is counted as dropped (the counts say so), not sent into a void.
-                self.dropped += 1
-                return
-            if self.credits <= 0:
-                policy = self.remote["policy"]
-                if policy == REJECT:
-                    self.dropped += 1
+            # The usual case (connected, room left) in one test: every message takes this path.
+            if self.failure is not None or self.reconnecting or self.peer_ended or self.credits <= 0:
+                if not self._room_anyway():
                     return
-                if policy == FAULT:
-                    raise QueueFullError(f"{self.where}: the UcxReceiver {self.remote['path']} at {self.peer} is "
-                                         f"full (capacity {self.remote['capacity']}, policy 2: fault); add a "
-                                         f"DownstreamReceptiveSchedulingTerm on {self.queue.name}")
-                # policy 0: sent anyway; the receiver drops its oldest and gives that credit back.
             self.credits -= 1
             conn = self.conn
-            self._settle_sent(conn)
-            ready, keep = message.ready_event, (message, buffers)
-            if ready is not None:  # device tensors: sent from the device's primary context
+            channel = conn.channel
+            if channel.sent != conn.sent:
+                self._settle_sent(conn)
+            if ready is None:
+                keep, raw = (message, buffers), 0
+            else:  # device tensors: sent from the device's primary context
                 ordinal = self.queue.entity.device or 0
                 if not conn.cuda:
-                    conn.channel.use_cuda(self.context.engine.cuda_context(ordinal))
+                    channel.use_cuda(self.context.engine.cuda_context(ordinal))
                     conn.cuda = True
                 buffers, taken, copied = self.staging.stage(buffers, ordinal, ready)
                 if taken:  # sent once the copies are done (they follow the producer's work)
                     ready = copied
-                keep = (message, buffers, taken, ready)
-            conn.channel.send(header, [_buffer(data) for data in buffers], 0 if ready is None else int(ready.handle))
+                keep, raw = (message, buffers, taken, ready), int(ready.handle)
+            channel.send(header, [_buffer(data) for data in buffers], raw)
             conn.queued += 1
             conn.keep.append(keep)
+
+    def _room_anyway(self):
+        """Where a message finds a failure, no connection, an ended receiver
+        or no room (the lock held): raises, counts it lost or dropped, or
+        (policy 0 with no room) says it is sent anyway."""
+        if self.failure is not None:
+            raise self.failure
+        if self.reconnecting:
+            # No connection: not queued for a receiver that may not come back, counted instead.
+            self.lost += 1
+            return False
+        if self.peer_ended:
+            # The receiving entity ended: as a queue nobody reads, no room is left. A message decided
+            # before its goodbye arrived is counted as dropped (the counts say so), not sent into a void.
+            self.dropped += 1
+            return False
+        policy = self.remote["policy"]
+        if policy == REJECT:
+            self.dropped += 1
+            return False
+        if policy == FAULT:
+            raise QueueFullError(f"{self.where}: the UcxReceiver {self.remote['path']} at {self.peer} is "
+                                 f"full (capacity {self.remote['capacity']}, policy 2: fault); add a "
+                                 f"DownstreamReceptiveSchedulingTerm on {self.queue.name}")
+        return True  # policy 0: sent anyway; the receiver drops its oldest and gives that credit back
 
     def _settle_sent(self, conn):
         """Counts the messages the data path sent since the last look, and
