@@ -107,9 +107,9 @@ def test_the_transmitters_calls_are_timed_between_two_processes():
                    "publish: the ready event (ordering.publish_order)", "publish: the queue, ready event included",
                    "publish, all of it", "delivery (OutLink.deliver)", "delivery: a buffer's address (outlink._buffer)",
                    "a message's cycle, wall", "a message's cycle, the scheduler thread's CPU"}
-    loop = {"delivery: the sent settled (OutLink._settle_sent)", "loop: the room (OutLink.free)",
-            "loop: UcxContext.external_failure"}
-    assert per_message | loop <= set(calls), calls
+    loop = {"loop: the room (OutLink.free)", "loop: UcxContext.external_failure"}  # before each tick at least
+    settled = "delivery: the sent settled (OutLink._settle_sent)"  # where the data path sent more since
+    assert per_message | loop | {settled} <= set(calls), calls
     assert all(calls[label]["calls"] == 199 and calls[label]["us"] > 0 for label in per_message), calls
     assert all(calls[label]["calls"] >= 199 for label in loop), calls
     assert "delivery: staging (DeviceStaging.stage)" not in calls  # host tensors are never staged
