@@ -186,6 +186,30 @@ def test_rendezvous_are_turned_while_the_poller_is_away_and_an_awake_thread_post
     assert all(np.array_equal(np.frombuffer(blocks[0], np.float32), data) for (_, blocks), data in zip(got, sent))
 
 
+def test_while_a_thread_polls_it_turns_the_data_path_alone(pair):
+    """A transmitter's scheduler waits in ``poll`` for credits that do not
+    come: the rendezvous sent meanwhile are turned by that poll alone, never
+    by the parked pump's thread as well (two turning threads took turns at
+    the pump's lock and the driver's, which the scheduler's calls then waited
+    for)."""
+    tx, rx, tx_owner, _ = pair
+    pump, got = tx_owner.pump, []
+    waiter = threading.Thread(target=lambda: got.append(pump.poll(2.0)), name="waiting scheduler")
+    waiter.start()
+    time.sleep(0.05)  # in its poll
+    before = pump.stats()
+    payload = np.arange(128_000, dtype=np.float32)  # 512 KB: a rendezvous, in flight after its post
+    for i in range(20):
+        tx.send(b'{"i": %d}' % i, [host(payload)])
+    assert len(received(rx, 20)) == 20
+    wait_for(lambda: tx.sent == 20)
+    after = pump.stats()
+    waiter.join(10)
+    assert got == [False]  # no credit came: it polled throughout
+    assert after["turns_parked"] == before["turns_parked"]
+    assert after["turns_poll"] > before["turns_poll"]
+
+
 def test_the_counters_say_what_each_side_did(pair):
     tx, rx, tx_owner, rx_owner = pair
     payload = np.arange(1000, dtype=np.float32)
