@@ -79,7 +79,7 @@ def _spanned(self, message):
     return _publish(self, message)
 _components.UcxTransmitter.publish = _spanned
 """
-TIMED_RUN = ("    g.run()", """    g.run()
+AFTER_RUN = ("    g.run()", """    g.run()
     if len(_SPAN) == 4:
         _n = _CALLS["publish, all of it"][0]
         _CALLS["a message's cycle, wall"] = [_n, _SPAN[2] - _SPAN[0]]
@@ -95,8 +95,8 @@ def run(size, storage, count, timeout=300):
     args = [str(free_port()), str(count), str(size), storage]
     # The part reads its role from argv before anything runs: the wrappers go right after its imports.
     head, sep, rest = PART.partition("\nclass Tx(")
-    assert rest.count(TIMED_RUN[0] + "\n") == 1, "the part's transmitter runs its graph once"
-    tx_code = head + WRAP + SPAN + sep + rest.replace(TIMED_RUN[0] + "\n", TIMED_RUN[1] + "\n", 1) + REPORT
+    assert rest.count(AFTER_RUN[0] + "\n") == 1, "the part's transmitter runs its graph once"
+    tx_code = head + WRAP + SPAN + sep + rest.replace(AFTER_RUN[0] + "\n", AFTER_RUN[1] + "\n", 1) + REPORT
     received, calls = both_results([sys.executable, "-c", PART, "rx", *args],
                                    [sys.executable, "-c", tx_code, "tx", *args], part_env(), timeout, tx_result=True)
     return {"size": size, "storage": storage, "messages": count, "messages_per_s": received["messages_per_s"],

@@ -290,7 +290,7 @@ class UcxTransmitter(Transmitter, gxf_type="UcxTransmitter"):
         self.targets.append(self.link)
         # What publish hands the encoder, worked out once (a message's path string cost its share).
         self._encode_args = (self.path, not self.link.context.cpu_data_only,
-                          None if self.buffer is None else self.buffer.buffer_size)
+                             None if self.buffer is None else self.buffer.buffer_size)
 
     def publish(self, message):
         """As a double-buffer transmitter's, after checking that ``message``
