@@ -1,7 +1,7 @@
 """Types of cubind/graph/ucx/pump.pyx: the UCX data path of cubind.graph's
 remote queues (a UCP worker and the thread that progresses it)."""
 
-from typing import Protocol
+from typing import Any, Protocol
 
 STAT_NAMES: tuple[str, ...]
 
@@ -35,7 +35,8 @@ class Block:
 class Channel:
     @property
     def owner(self) -> _Owner: ...
-    def send(self, header: bytes, buffers: list[tuple[int, int, bool]], ready: int = 0) -> None: ...
+    def send(self, header: bytes, buffers: list[Any], ready: int = 0) -> None:
+        """``buffers``: contiguous arrays (cubind's, CUDA array interface, host buffers) or ``(ptr, nbytes, device)``."""
     def bye(self, count: int) -> None: ...
     @property
     def wants_cuda(self) -> bool: ...

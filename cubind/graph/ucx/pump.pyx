@@ -34,7 +34,7 @@ did and how long each step took. Connection, hello, losses and
 goodbyes from the receiving side stay on ucxx (``transport.py``)."""
 
 cimport cython
-from cpython.buffer cimport PyBuffer_FillInfo
+from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBuffer_FillInfo, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdint cimport int64_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
@@ -1083,6 +1083,34 @@ def _status(int st):
     return ucp.status_string(<ucs_status_t>st).decode() if ucp.status_string != NULL else str(st)
 
 
+cdef object _Array = None  # cubind.Array, imported at the first send (a host-only part never loads cubind's arrays)
+
+
+cdef int _address(object data, uintptr_t *ptr, entry_t *entry) except -1:
+    """A buffer's address, size and memory, read in C: ``(pointer, nbytes,
+    device)`` built in Python per buffer cost a device message 0.5 us here
+    (``__array_interface__`` makes a dict on every read)."""
+    global _Array
+    cdef Py_buffer view
+    if type(data) is tuple:
+        pointer, nbytes, device = data
+        ptr[0], entry.nbytes, entry.device = pointer, nbytes, 1 if device else 0
+        return 0
+    if _Array is None:
+        from cubind import Array
+        _Array = Array
+    if isinstance(data, _Array):
+        ptr[0], entry.nbytes, entry.device = data.ptr, data.nbytes, 1
+        return 0
+    if hasattr(data, "__cuda_array_interface__"):  # CuPy's, PyTorch's, ...
+        ptr[0], entry.nbytes, entry.device = data.__cuda_array_interface__["data"][0], data.nbytes, 1
+        return 0
+    PyObject_GetBuffer(data, &view, PyBUF_ANY_CONTIGUOUS)  # refuses a strided one
+    ptr[0], entry.nbytes, entry.device = <uintptr_t>view.buf, view.len, 0
+    PyBuffer_Release(&view)
+    return 0
+
+
 @cython.no_gc_clear  # its __dealloc__ gives the block back through ``pump``: never cleared before
 cdef class Block:
     """A received buffer handed out: ``ptr``/``nbytes``/``device``; a host
@@ -1125,36 +1153,44 @@ cdef class Channel:
     cdef readonly object owner
 
     def send(self, bytes header, list buffers, uintptr_t ready=0):
-        """Queues a message: its JSON ``header`` and ``buffers``, a list of
-        ``(pointer, nbytes, device)``, sent once the CUDA event ``ready`` (a
-        handle, 0 for none) is complete. The buffers must stay alive and
-        unchanged until ``sent`` counts the message."""
+        """Queues a message: its JSON ``header`` and ``buffers``, each a
+        contiguous array (a ``cubind.Array``, an object with
+        ``__cuda_array_interface__``, or host memory exporting its buffer:
+        numpy's) or a ``(pointer, nbytes, device)`` tuple, sent once the
+        CUDA event ``ready`` (a handle, 0 for none) is complete. The
+        buffers must stay alive and unchanged until ``sent`` counts the
+        message."""
         cdef size_t nbuf = len(buffers), i
-        cdef out_t *o = <out_t *>calloc(1, sizeof(out_t))
+        cdef out_t *o
         cdef prefix_t *p
         cdef size_t fixed = sizeof(prefix_t) + nbuf * sizeof(entry_t), room, inframe
         cdef const char *json = header
         cdef size_t json_len = len(header)
+        if fixed >= FRAME:
+            raise ValueError(f"buffers: {nbuf} tensors in one message, more than a header frame holds")
+        o = <out_t *>calloc(1, sizeof(out_t))
         if o == NULL:
             raise MemoryError()
-        room = FRAME - fixed if fixed < FRAME else 0
-        if fixed >= FRAME:
-            _free_out(o)
-            raise ValueError(f"buffers: {nbuf} tensors in one message, more than a header frame holds")
-        inframe = json_len if json_len <= room else room
-        o.frame_len = fixed + inframe
-        o.frame = <char *>malloc(o.frame_len)
         o.nbuf = nbuf
         o.ptrs = <uintptr_t *>calloc(nbuf + 1, sizeof(uintptr_t))
         o.entries = <entry_t *>calloc(nbuf + 1, sizeof(entry_t))
         o.reqs = <void **>calloc(nbuf + 2, sizeof(void *))
+        try:
+            for i in range(nbuf):
+                _address(buffers[i], &o.ptrs[i], &o.entries[i])
+        except (TypeError, ValueError, BufferError) as exc:
+            _free_out(o)
+            kind = TypeError if isinstance(exc, TypeError) else ValueError
+            raise kind(f"buffers[{i}]: not a contiguous array or (pointer, nbytes, device) ({exc})") from None
+        except BaseException:
+            _free_out(o)
+            raise
+        room = FRAME - fixed
+        inframe = json_len if json_len <= room else room
+        o.frame_len = fixed + inframe
+        o.frame = <char *>malloc(o.frame_len)
         p = <prefix_t *>o.frame
         p.kind, p.nbuf, p.value = KIND_MESSAGE, nbuf, json_len
-        for i in range(nbuf):
-            ptr, nbytes, device = buffers[i]
-            o.ptrs[i] = ptr
-            o.entries[i].nbytes = nbytes
-            o.entries[i].device = 1 if device else 0
         memcpy(o.frame + sizeof(prefix_t), o.entries, nbuf * sizeof(entry_t))
         memcpy(o.frame + fixed, json, inframe)
         if json_len > inframe:
