@@ -90,6 +90,28 @@ def test_messages_cross_whole_and_in_order_with_their_buffers_and_the_goodbye_la
     assert rx_owner.threads == {"cubind.graph ucx pump"}  # called on the pump's thread
 
 
+def test_arrays_are_sent_from_their_own_memory_and_a_buffer_that_is_not_one_is_refused(pair):
+    """``send`` reads a host array's address through its buffer, in C; a
+    strided one, or an object without one, is refused, naming it, before
+    anything is queued (the next message goes as usual)."""
+    tx, rx, _, _ = pair
+    data = np.arange(50_000, dtype=np.int16)
+    flags = np.array([True, False, True])
+    with pytest.raises(ValueError, match=r"buffers\[1\]: not a contiguous array"):
+        tx.send(b'{"i": "strided"}', [data, data[::2]])
+    with pytest.raises(TypeError, match=r"buffers\[0\]"):
+        tx.send(b'{"i": "none"}', [object()])
+    with pytest.raises(ValueError, match=r"buffers\[0\]"):
+        tx.send(b'{"i": "short"}', [(0, 1)])  # a tuple is (pointer, nbytes, device)
+    tx.send(b'{"i": 1}', [data, flags, host(data)])
+    (header, blocks), = received(rx, 1)
+    assert header == b'{"i": 1}'
+    assert np.frombuffer(blocks[0], np.int16).tolist() == data.tolist()
+    assert np.frombuffer(blocks[1], np.bool_).tolist() == flags.tolist()
+    assert bytes(blocks[2]) == data.tobytes()
+    wait_for(lambda: tx.sent == 1 and tx.idle)
+
+
 def test_a_waiting_thread_drives_the_data_path_and_takes_the_news_on_its_own_thread(pair):
     """``poll`` (a scheduler with nothing to tick waits there): the owner is
     called on the waiting thread, not the pump's; with nothing arriving it
@@ -194,9 +216,12 @@ def test_while_a_thread_polls_it_turns_the_data_path_alone(pair):
     for)."""
     tx, rx, tx_owner, _ = pair
     pump, got = tx_owner.pump, []
-    waiter = threading.Thread(target=lambda: got.append(pump.poll(2.0)), name="waiting scheduler")
+    idle = pump.stats()
+    waiter = threading.Thread(target=lambda: got.append(pump.poll(3.0)), name="waiting scheduler")
     waiter.start()
-    time.sleep(0.05)  # in its poll
+    # In its poll before the first send (a sleep was not enough on a loaded host: a thread started
+    # late left the first rendezvous to the parked thread, as it should with nobody polling).
+    wait_for(lambda: pump.stats()["turns_poll"] > idle["turns_poll"])
     before = pump.stats()
     payload = np.arange(128_000, dtype=np.float32)  # 512 KB: a rendezvous, in flight after its post
     for i in range(20):
