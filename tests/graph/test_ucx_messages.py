@@ -328,9 +328,9 @@ def test_a_message_is_encoded_once_unless_publish_stamps_it(ucxx_needed, monkeyp
         calls.append(message.get("n"))
         return wire.encode(message, *args, **kwargs)
 
-    from cubind.graph.ucx import components, outlink
+    from cubind.graph.ucx import components, sendpath
     monkeypatch.setattr(components, "encode", counting)
-    monkeypatch.setattr(outlink, "encode", counting)
+    monkeypatch.setattr(sendpath, "encode", counting)
     g, sink, _ = loopback(count=20, source=StampedSource)
     assert g.run().reason == "done"
     assert [m.get("n") for m in sink.seen] == list(range(1, 21))

@@ -105,7 +105,7 @@ def test_the_transmitters_calls_are_timed_between_two_processes():
     calls = row["transmitter_calls"]
     per_message = {"message add_tensor", "publish: the header (wire.encode)",
                    "publish: the ready event (ordering.publish_order)", "publish: the queue, ready event included",
-                   "publish, all of it", "delivery (OutLink.deliver)", "delivery: a buffer's address (outlink._buffer)",
+                   "publish, all of it", "delivery (OutLink.deliver)",
                    "a message's cycle, wall", "a message's cycle, the scheduler thread's CPU"}
     loop = {"loop: the room (OutLink.free)", "loop: UcxContext.external_failure"}  # before each tick at least
     settled = "delivery: the sent settled (OutLink._settle_sent)"  # where the data path sent more since

@@ -21,10 +21,9 @@ import collections
 import json
 import time
 
-import numpy as np
-
 from cubind.graph.model.queues import FAULT, REJECT, QueueFullError
 
+from .sendpath import ENCODED_KEPT, Connection, SendPath
 from .staging import DeviceStaging
 from .transport import (
     HELLO_TIMEOUT_S,
@@ -39,49 +38,17 @@ from .transport import (
     place,
     receive_note,
 )
-from .wire import LAYOUT, encode
+from .wire import LAYOUT
 
 CONNECT_ATTEMPT_S = 2.0
 RETRY_PERIOD_S = 0.1
 # How often a closing transmitter looks whether its data path has sent everything.
 DRAIN_POLL_S = 0.001
-# Encodings kept from publish to delivery: more than a tick publishes on one transmitter.
-ENCODED_KEPT = 64
 
 
-def _buffer(data):
-    """``(pointer, nbytes, device)`` of a buffer ``wire.encode`` gave (a
-    contiguous numpy array, or a device array)."""
-    if isinstance(data, np.ndarray):
-        return data.__array_interface__["data"][0], data.nbytes, False
-    ptr = getattr(data, "ptr", None)
-    if ptr is None:  # CuPy's, PyTorch's, ...: their __cuda_array_interface__
-        ptr = data.__cuda_array_interface__["data"][0]
-    return int(ptr), int(data.nbytes), True
-
-
-class _Connection:
-    """One connection to the receiver (a reconnect makes another): its
-    endpoint, its data path (``pump.Channel``), the messages handed to it
-    (``queued``), how many of them were sent (their sends complete), and
-    what the queued ones hold until then (their arrays, staging blocks and
-    ready events: ``keep``)."""
-
-    def __init__(self, ep, channel):
-        self.ep, self.channel = ep, channel
-        self.tasks = []
-        self.queued = 0
-        self.sent = 0
-        self.keep = collections.deque()
-        self.bye_sent = False
-        self.cuda = False  # the data path was given the device's context (at the first device tensor)
-        self.ended = asyncio.Event()  # the receiver has our goodbye
-
-
-class OutLink(Link):
-    """A UcxTransmitter's connection; it stands in its ``targets`` for the
-    remote receiver: ``free()`` is the room left there (credits), and the
-    scheduler's ``deliver()`` hands it the messages to send."""
+class OutLink(Link, SendPath):
+    """A UcxTransmitter's connection; its per-message half (room, delivery,
+    credits) is ``sendpath.SendPath``'s, compiled."""
 
     def reset(self):
         super().reset()
@@ -96,19 +63,14 @@ class OutLink(Link):
         self.reconnector = None
         self.finished = False
         self.staging = DeviceStaging()
-        # (message, its encoding) from the transmitter's publish, in order, until delivered: a
-        # message's header is made once (json.dumps cost a ping a tenth of its rate, made twice).
         self.encoded = collections.deque(maxlen=ENCODED_KEPT)
+        self.ordinal = self.queue.entity.device or 0
 
     @property
     def peer(self):
         return f"{self.queue.receiver_address}:{self.queue.port}"
 
     # -- the scheduler's side (any thread)
-
-    def free(self):
-        # One attribute read, as whole without the lock as with it (the scheduler asks before each tick).
-        return self.credits
 
     def active(self):
         """Credits still to come back (the receiver holds or is sent messages),
@@ -135,52 +97,6 @@ class OutLink(Link):
             conn.bye_sent = True
             conn.channel.bye(conn.queued)
 
-    def remember(self, message, encoded):
-        """``encoded``, ``wire.encode``'s answer for ``message`` at publish: its delivery sends
-        that (a snapshot, as its ready event is), not an encoding made again."""
-        self.encoded.append((message, encoded))
-
-    def _encoding(self, message):
-        # Delivered in publish order: entries before this message's are of messages the
-        # transmitter's queue dropped. One not found (pushed past publish) is encoded here.
-        encoded = self.encoded
-        while encoded:
-            try:
-                kept, encoding = encoded.popleft()
-            except IndexError:  # another thread took the last
-                break
-            if kept is message:
-                return encoding
-        return encode(message, self.queue.path, not self.context.cpu_data_only)
-
-    def deliver(self, message):
-        header, buffers = self._encoding(message)
-        ready = message.ready_event
-        with self.lock:
-            # The usual case (connected, room left) in one test: every message takes this path.
-            if self.failure is not None or self.reconnecting or self.peer_ended or self.credits <= 0:
-                if not self._room_anyway():
-                    return
-            self.credits -= 1
-            conn = self.conn
-            channel = conn.channel
-            if channel.sent != conn.sent:
-                self._settle_sent(conn)
-            if ready is None:
-                keep, raw = (message, buffers), 0
-            else:  # device tensors: sent from the device's primary context
-                ordinal = self.queue.entity.device or 0
-                if not conn.cuda:
-                    channel.use_cuda(self.context.engine.cuda_context(ordinal))
-                    conn.cuda = True
-                buffers, taken, copied = self.staging.stage(buffers, ordinal, ready)
-                if taken:  # sent once the copies are done (they follow the producer's work)
-                    ready = copied
-                keep, raw = (message, buffers, taken, ready), int(ready.handle)
-            channel.send(header, [_buffer(data) for data in buffers], raw)
-            conn.queued += 1
-            conn.keep.append(keep)
-
     def _room_anyway(self):
         """Where a message finds a failure, no connection, an ended receiver
         or no room (the lock held): raises, counts it lost or dropped, or
@@ -205,30 +121,6 @@ class OutLink(Link):
                                  f"full (capacity {self.remote['capacity']}, policy 2: fault); add a "
                                  f"DownstreamReceptiveSchedulingTerm on {self.queue.name}")
         return True  # policy 0: sent anyway; the receiver drops its oldest and gives that credit back
-
-    def _settle_sent(self, conn):
-        """Counts the messages the data path sent since the last look, and
-        lets go of what they held (the lock held)."""
-        done = min(conn.channel.sent, conn.queued) - conn.sent
-        for _ in range(done):
-            kept = conn.keep.popleft()
-            if len(kept) == 4:
-                self.staging.give_back(kept[2])
-        conn.sent += done
-        self.sent += done
-
-    def pump_ready(self, channel):
-        """On the pump's thread: credits arrived, or the data path failed."""
-        with self.lock:
-            conn = self.conn
-            if conn is None or conn.channel is not channel:
-                return
-            self.credits += channel.take_credits()
-            failure = channel.failure
-        if failure is not None:
-            self._fail(UcxError(f"{self.where}: message {conn.sent + 1} to {self.peer} could not be sent "
-                                f"({failure})"))
-        self.context.wake()
 
     def counts(self):
         with self.lock:
@@ -311,7 +203,7 @@ class OutLink(Link):
         """``ep`` becomes the connection, ``channel`` its data path: the room
         is what the receiver grants (its capacity, less what its queue still
         holds of a lost connection)."""
-        conn = _Connection(ep, channel)
+        conn = Connection(ep, channel)
         with self.lock:
             self.remote = {"path": reply["path"], "capacity": int(reply["capacity"]), "policy": int(reply["policy"])}
             self.credits = int(reply["credits"])
