@@ -462,7 +462,7 @@ cdef class Pump:
 
     cdef void _loop(self) noexcept nogil:
         cdef uint64_t idle_since = 0, drained, t
-        cdef bint sleep, turn
+        cdef bint sleep, turn, dozed
         cdef int got
         cdef pollfd fds[2]
         fds[0].fd, fds[0].events = self.efd, POLLIN
@@ -483,7 +483,14 @@ cdef class Pump:
                 # a contended lock.
                 self.parked = True
                 turn = not self.pollers and (self.flight or _now_ns() - self.flight_ns < SPIN_NS)
-                if turn or not self._doze():
+                dozed = not turn and self._doze()
+                if not turn and not dozed and self.pollers:
+                    # A caller pushed as this thread went to doze, and a thread polls: that one
+                    # takes it on its next turn. Looked at again, not turned here (see below).
+                    pthread_mutex_unlock(&self.mu)
+                    sched_yield()
+                    continue
+                if not dozed:
                     # A rendezvous takes steps on both sides (the peer's ready-to-receive, the
                     # copy's completion, its acknowledgement): left to the poller, each step
                     # waited while its scheduler ran codelets. Turned here; the news stays for it.
