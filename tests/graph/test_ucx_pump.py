@@ -112,6 +112,25 @@ def test_arrays_are_sent_from_their_own_memory_and_a_buffer_that_is_not_one_is_r
     wait_for(lambda: tx.sent == 1 and tx.idle)
 
 
+def test_a_strided_device_array_is_refused_before_anything_is_queued(pair, array_gpu, monkeypatch):
+    """UCX sends ``nbytes`` on from a buffer's pointer: a strided device
+    array (cubind's, or another library's through its CUDA array interface)
+    would send the wrong bytes, so ``send`` refuses it, naming it."""
+    import cubind
+
+    monkeypatch.setenv("FAKE_DEVICE_COUNT", "1")  # the emulated driver's device 0 (a GPU ignores it)
+    tx, _, _, _ = pair
+    strided = cubind.to_gpu(np.ones((4, 6), np.float32), pool=False)[:, ::2]
+
+    class Foreign:  # as CuPy's and PyTorch's arrays show themselves
+        __cuda_array_interface__ = strided.__cuda_array_interface__
+
+    for array in (strided, Foreign()):
+        with pytest.raises(ValueError, match=r"buffers\[0\]: .*strided device array"):
+            tx.send(b"{}", [array])
+    assert tx.idle
+
+
 def test_a_waiting_thread_drives_the_data_path_and_takes_the_news_on_its_own_thread(pair):
     """``poll`` (a scheduler with nothing to tick waits there): the owner is
     called on the waiting thread, not the pump's; with nothing arriving it

@@ -1091,26 +1091,28 @@ def _status(int st):
 
 
 cdef object _Array = None  # cubind.Array, imported at the first send (a host-only part never loads cubind's arrays)
+cdef object _asarray = None
 
 
 cdef int _address(object data, uintptr_t *ptr, entry_t *entry) except -1:
     """A buffer's address, size and memory, read in C: ``(pointer, nbytes,
     device)`` built in Python per buffer cost a device message 0.5 us here
     (``__array_interface__`` makes a dict on every read)."""
-    global _Array
+    global _Array, _asarray
     cdef Py_buffer view
     if type(data) is tuple:
         pointer, nbytes, device = data
         ptr[0], entry.nbytes, entry.device = pointer, nbytes, 1 if device else 0
         return 0
     if _Array is None:
-        from cubind import Array
-        _Array = Array
+        from cubind import Array, asarray
+        _Array, _asarray = Array, asarray
+    if not isinstance(data, _Array) and hasattr(data, "__cuda_array_interface__"):  # CuPy's, PyTorch's, ...
+        data = _asarray(data)  # a view: its shape, strides and size as cubind reads them
     if isinstance(data, _Array):
+        if not data.c_contiguous:  # UCX sends nbytes from the pointer on
+            raise ValueError("a strided device array")
         ptr[0], entry.nbytes, entry.device = data.ptr, data.nbytes, 1
-        return 0
-    if hasattr(data, "__cuda_array_interface__"):  # CuPy's, PyTorch's, ...
-        ptr[0], entry.nbytes, entry.device = data.__cuda_array_interface__["data"][0], data.nbytes, 1
         return 0
     PyObject_GetBuffer(data, &view, PyBUF_ANY_CONTIGUOUS)  # refuses a strided one
     ptr[0], entry.nbytes, entry.device = <uintptr_t>view.buf, view.len, 0
