@@ -42,6 +42,7 @@ says so (``failed``) and the others still run.
 
     python bench/graph_messages.py [--messages 20000] [--pipeline-messages 2000] [--remote-messages 5000]
                                    [--remote-only | --local-only] [--ucx-floor .bench/ucx_floor]
+                                   [--in-flight 4]
 """
 
 import argparse
@@ -299,6 +300,7 @@ import json, sys, time
 import numpy as np
 from cubind import graph as gx
 role, port, count, size, storage = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+capacity = int(sys.argv[6]) if len(sys.argv) > 6 else 4  # the receiving queue's: messages in flight
 device = bool(size) and storage.startswith("device")
 
 class Tx(gx.Codelet):
@@ -331,13 +333,13 @@ g = gx.Graph()
 g.entity("ucx").add(gx.UcxContext(cpu_data_only=not device), "context")
 e = g.entity(role)
 if role == "tx":
-    e.add(gx.UcxTransmitter(receiver_address="127.0.0.1", port=port, capacity=4), "out")
+    e.add(gx.UcxTransmitter(receiver_address="127.0.0.1", port=port, capacity=capacity), "out")
     e.add(gx.DownstreamReceptiveSchedulingTerm(transmitter="out"))
     e.add(gx.CountSchedulingTerm(count=count))
     e.add(Tx(), "tx")
     g.run()
 else:
-    e.add(gx.UcxReceiver(port=port, capacity=4), "in")
+    e.add(gx.UcxReceiver(port=port, capacity=capacity), "in")
     e.add(gx.MessageAvailableSchedulingTerm(receiver="in"))
     rx = e.add(Rx(), "rx")
     result = g.run()
@@ -345,17 +347,18 @@ else:
     from cubind.graph.ucx.transport import Engine
     pump = Engine.shared().started_pump  # the receiving side's data path: its counters (docs/graph.md)
     print(json.dumps({"messages": len(rx.times), "messages_per_s": (len(rx.times) - 1) / span,
-                      "received": result.messages["rx/in"]["received"],
+                      "received": result.messages["rx/in"]["received"], "in_flight": capacity,
                       "pump": None if pump is None else pump.stats()}))
 """
 
 
-def two_processes(count, size, storage="device", timeout=600, environ=None):
+def two_processes(count, size, storage="device", timeout=600, environ=None, capacity=4):
     """The receiver's rate, ``count`` messages (of ``size`` bytes in
     ``storage``, "device", "device-pool" or "host") from another process, both parts with
-    ``environ`` added to this one's. A part that fails or outlives
-    ``timeout`` seconds (both are then ended) is a ``RuntimeError``."""
-    args = [str(free_port()), str(count), str(size), storage]
+    ``environ`` added to this one's, the receiving queue's ``capacity`` the
+    messages in flight. A part that fails or outlives ``timeout`` seconds
+    (both are then ended) is a ``RuntimeError``."""
+    args = [str(free_port()), str(count), str(size), storage, str(capacity)]
     return receiver_result([sys.executable, "-c", PART, "rx", *args], [sys.executable, "-c", PART, "tx", *args],
                             part_env(environ), timeout)
 
@@ -434,6 +437,10 @@ def device_copy_bandwidth(size, repeats=200):
 SWEEP_SIZES = (1 << 20, 16 << 20, 256 << 20)
 ROW_BYTES = 4 << 30
 SWEEP_MIN_MESSAGES = 24
+# Device rows (ours and UCX's floor alike) move about DEVICE_ROW_BYTES, ``--remote-messages`` at most:
+# CUDA IPC moves ROW_BYTES in a few milliseconds, and 16 MiB rows of 256 messages (about 10 ms from the
+# first message received to the last) read 20 500 to 33 800 messages/s from one run to the next.
+DEVICE_ROW_BYTES = 256 << 30
 ROW_TIMEOUT_S = 120
 
 
@@ -442,22 +449,28 @@ def _skipped(row, why):
     return {"row": row, "skipped": why}
 
 
-def sweep_count(size, count):
-    """Messages of a sweep row: ``count`` at most, about ``ROW_BYTES`` in all."""
-    return min(count, max(SWEEP_MIN_MESSAGES, ROW_BYTES // size))
+def sweep_count(size, count, row_bytes=ROW_BYTES):
+    """Messages of a sweep row: ``count`` at most, about ``row_bytes`` in all."""
+    return min(count, max(SWEEP_MIN_MESSAGES, row_bytes // size))
 
 
-def two_process_row(name, count, size=0, storage="host", environ=None):
-    """A two-process row (``size`` 0: empty messages); where its parts fail, a
-    row saying so (the other rows still run)."""
+def device_count(size, count):
+    """Messages of a device row: ``count`` at most, about ``DEVICE_ROW_BYTES`` in all."""
+    return sweep_count(size, count, DEVICE_ROW_BYTES)
+
+
+def two_process_row(name, count, size=0, storage="host", environ=None, in_flight=4):
+    """A two-process row (``size`` 0: empty messages; ``in_flight`` the
+    receiving queue's capacity); where its parts fail, a row saying so (the
+    other rows still run)."""
     try:
-        r = two_processes(count, size, storage, timeout=ROW_TIMEOUT_S, environ=environ)
+        r = two_processes(count, size, storage, timeout=ROW_TIMEOUT_S, environ=environ, capacity=in_flight)
     except (RuntimeError, ValueError, IndexError) as exc:  # a part failed, or printed no result
         print(f"graph_messages.py: {name} failed: {exc}", file=sys.stderr)
         return {"row": name, "failed": str(exc)}
     rate = r["messages_per_s"]
     row = {"row": name, "messages_per_s": rate, "us_per_message": 1e6 / rate, "messages": count,
-           "received": r["received"]}
+           "received": r["received"], "in_flight": r["in_flight"]}
     if r.get("pump"):  # the receiver's data path, per message: where its time went
         stats, n = r["pump"], max(1, r["pump"]["rx_taken"])
         row["receiver_pump_us_per_message"] = {k[:-3]: round(v / n / 1000, 2) for k, v in stats.items()
@@ -504,7 +517,7 @@ def ucx_floor_row(binary, size, count, storage="device", window=4):
     return row
 
 
-def remote_rows(count, pipeline_count, floor_binary=None):
+def remote_rows(count, pipeline_count, floor_binary=None, in_flight=4):
     if importlib.util.find_spec("ucxx") is None:
         return [_skipped("across processes (UCX)", "ucxx not installed (pip install 'cubind[ucx]')")]
     rows = [child_row("ping_over_ucx_in_one_process", count)]
@@ -515,18 +528,20 @@ def remote_rows(count, pipeline_count, floor_binary=None):
                                 count, environ={"UCXPY_ENABLE_PYTHON_FUTURE": "0"}))
     # Host tensors: UCX's shared memory and CMA on the data route (docs/graph.md, "One host: the data route").
     for size in SWEEP_SIZES:
-        rows.append(two_process_row(host_row_name(size), sweep_count(size, pipeline_count), size))
+        rows.append(two_process_row(host_row_name(size), sweep_count(size, pipeline_count), size, in_flight=in_flight))
     if floor_binary:
-        rows += [ucx_floor_row(floor_binary, size, sweep_count(size, 5000), "host") for size in SWEEP_SIZES]
+        rows += [ucx_floor_row(floor_binary, size, sweep_count(size, 5000), "host", in_flight) for size in SWEEP_SIZES]
     if cubind.Device.count() == 0:
         return rows + [_skipped(device_row_name(size), "no GPU") for size in SWEEP_SIZES]
     for size in SWEEP_SIZES:
-        rows.append(two_process_row(device_row_name(size), sweep_count(size, pipeline_count), size, "device"))
+        rows.append(two_process_row(device_row_name(size), device_count(size, count), size, "device",
+                                    in_flight=in_flight))
     for size in SWEEP_SIZES[:2]:  # UCX cannot export pool memory: the transmitter copies it on the device first
         rows.append(two_process_row(device_row_name(size).replace("tensors", "tensors from the stream-ordered pool"),
-                                    sweep_count(size, pipeline_count), size, "device-pool"))
+                                    sweep_count(size, pipeline_count), size, "device-pool", in_flight=in_flight))
     if floor_binary:
-        rows += [ucx_floor_row(floor_binary, size, sweep_count(size, 5000)) for size in SWEEP_SIZES]
+        rows += [ucx_floor_row(floor_binary, size, device_count(size, count), "device", in_flight)
+                 for size in SWEEP_SIZES]
     return rows
 
 
@@ -855,6 +870,9 @@ def main():
     parser.add_argument("--local-only", action="store_true", help="only the rows in one process (issue 46's)")
     parser.add_argument("--ucx-floor", metavar="BINARY",
                         help="bench/ucx_floor.c built (see its header): UCX's own rows in C beside ours")
+    parser.add_argument("--in-flight", type=int, default=4, metavar="N",
+                        help="messages in flight across processes: the receiving queues' capacity and the floor's "
+                             "sends (4, the issue's)")
     args = parser.parse_args()
     if args.remote_only and args.local_only:
         parser.error("--remote-only and --local-only: choose one")
@@ -862,7 +880,9 @@ def main():
     if args.local_only:
         _table(rows)
         return
-    remote = [*remote_rows(args.remote_messages, args.pipeline_messages, args.ucx_floor),
+    if args.in_flight < 1:
+        parser.error("--in-flight: at least 1")
+    remote = [*remote_rows(args.remote_messages, args.pipeline_messages, args.ucx_floor, args.in_flight),
               child_row("holoscan_distributed_ping", args.remote_messages)]
     remote.append(ratio(remote, "cubind.graph ping pair, two processes over UCX", "Holoscan two-fragment ping", 10.0))
     # Issue 47: messages between two processes against UCX's own floor from C, same size, same run (the

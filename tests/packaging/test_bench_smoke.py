@@ -89,6 +89,23 @@ def test_ucx_floor_sends_every_message_between_two_processes(tmp_path):
     assert row["messages"] == 300 and row["bytes"] == 64 << 10 and row["messages_per_s"] > 0
 
 
+def test_graph_messages_runs_its_two_parts_with_the_messages_in_flight_asked():
+    """graph_messages.py's rows across processes: the receiving queue's
+    capacity (``--in-flight``) reaches both parts, and every message is
+    received; a device row moves about DEVICE_ROW_BYTES, not a host row's."""
+    pytest.importorskip("ucxx", reason="ucxx is not installed (cubind[ucx])")
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import graph_messages
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    row = graph_messages.two_process_row("host, 2 in flight", 300, 4096, in_flight=2)
+    assert row["received"] == 300 and row["in_flight"] == 2 and row["messages_per_s"] > 0
+    assert graph_messages.sweep_count(16 << 20, 20000) == 256
+    assert graph_messages.device_count(16 << 20, 20000) == 16384
+    assert graph_messages.device_count(1 << 20, 20000) == 20000
+
+
 def test_the_transmitters_calls_are_timed_between_two_processes():
     """bench/ucx_transmitter_calls.py with host tensors: every wrapped call of
     the publishing path is counted once per message (its first left out),
