@@ -438,8 +438,8 @@ SWEEP_SIZES = (1 << 20, 16 << 20, 256 << 20)
 ROW_BYTES = 4 << 30
 SWEEP_MIN_MESSAGES = 24
 # Device rows (ours and UCX's floor alike) move about DEVICE_ROW_BYTES, ``--remote-messages`` at most:
-# CUDA IPC moves ROW_BYTES in a few milliseconds, and 16 MiB rows of 256 messages (about 10 ms from the
-# first message received to the last) read 20 500 to 33 800 messages/s from one run to the next.
+# CUDA IPC moves ROW_BYTES in a few milliseconds (256 messages at 16 MiB: about 10 ms from the first
+# received to the last), and short 16 MiB rows swung from 20 546 messages/s to 33 788 (bench/README.md).
 DEVICE_ROW_BYTES = 256 << 30
 ROW_TIMEOUT_S = 120
 
