@@ -103,6 +103,8 @@ def test_arrays_are_sent_from_their_own_memory_and_a_buffer_that_is_not_one_is_r
         tx.send(b'{"i": "none"}', [object()])
     with pytest.raises(ValueError, match=r"buffers\[0\]"):
         tx.send(b'{"i": "short"}', [(0, 1)])  # a tuple is (pointer, nbytes, device)
+    with pytest.raises(ValueError, match=r"buffers\[0\]"):
+        tx.send(b'{"i": "negative"}', [(0, -1, False)])
     tx.send(b'{"i": 1}', [data, flags, host(data)])
     (header, blocks), = received(rx, 1)
     assert header == b'{"i": 1}'
