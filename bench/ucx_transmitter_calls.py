@@ -56,7 +56,6 @@ _timed(_queues.Transmitter, "publish", "publish: the queue, ready event included
 _timed(_components.UcxTransmitter, "publish", "publish, all of it")
 _timed(_outlink.OutLink, "deliver", "delivery (OutLink.deliver)")
 _timed(_outlink.DeviceStaging, "stage", "delivery: staging (DeviceStaging.stage)")
-
 _timed(_outlink.OutLink, "_settle_sent", "delivery: the sent settled (OutLink._settle_sent)")
 # The scheduler's other calls: its waits for room (the data path's poll) and its checks.
 _timed(_components.UcxContext, "external_wait", "loop: the wait for news (UcxContext.external_wait)")
