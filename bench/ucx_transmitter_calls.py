@@ -50,7 +50,7 @@ from cubind.graph import Message as _Message
 from cubind.graph.model import ordering as _ordering, queues as _queues
 from cubind.graph.ucx import components as _components, outlink as _outlink
 _timed(_Message, "add_tensor", "message add_tensor")
-_timed(_components, "encode", "publish: the header (wire.encode)")
+_timed(_components, "encode_published", "publish: the header (sendpath.encode_published)")
 _timed(_ordering, "publish_order", "publish: the ready event (ordering.publish_order)")
 _timed(_queues.Transmitter, "publish", "publish: the queue, ready event included")
 _timed(_components.UcxTransmitter, "publish", "publish, all of it")

@@ -328,9 +328,8 @@ def test_a_message_is_encoded_once_unless_publish_stamps_it(ucxx_needed, monkeyp
         calls.append(message.get("n"))
         return wire.encode(message, *args, **kwargs)
 
-    from cubind.graph.ucx import components, sendpath
-    monkeypatch.setattr(components, "encode", counting)
-    monkeypatch.setattr(sendpath, "encode", counting)
+    from cubind.graph.ucx import sendpath
+    monkeypatch.setattr(sendpath, "encode", counting)  # publish's (a message with values) and delivery's
     g, sink, _ = loopback(count=20, source=StampedSource)
     assert g.run().reason == "done"
     assert [m.get("n") for m in sink.seen] == list(range(1, 21))

@@ -1,7 +1,8 @@
 """A UcxTransmitter's per-message path (cubind/graph/ucx/sendpath.pyx),
-driven as the scheduler drives it, on a stand-in data path: the room, the
-delivery of publish's encoding, what the queued messages hold until sent,
-and the credits coming back. No UCX or GPU needed."""
+driven as the scheduler drives it, on a stand-in data path: publish's
+encoding, the room, its delivery, what the queued messages hold until sent,
+and the credits coming back. No UCX needed; device arrays on the emulated
+driver where there is no GPU."""
 
 import types
 
@@ -10,9 +11,9 @@ import pytest
 
 from cubind import graph as gx
 from cubind.graph.model.queues import FAULT, REJECT, QueueFullError
-from cubind.graph.ucx import wire
+from cubind.graph.ucx import sendpath, wire
 from cubind.graph.ucx.outlink import OutLink
-from cubind.graph.ucx.sendpath import Connection
+from cubind.graph.ucx.sendpath import Connection, encode_published
 
 
 class Channel:
@@ -113,3 +114,97 @@ def test_the_typed_fields_refuse_what_they_cannot_hold():
         out.conn = object()
     with pytest.raises(TypeError):
         out.credits = "3"
+
+
+def tensors(*arrays):
+    m = gx.Message()
+    for i, array in enumerate(arrays):
+        m.add_tensor(f"t{i}", array)
+    return m
+
+
+@pytest.fixture
+def wire_calls(monkeypatch):
+    """The messages publish left to wire.encode (it still encodes them)."""
+    calls, real = [], wire.encode
+    monkeypatch.setattr(sendpath, "encode", lambda m, *args: calls.append(m) or real(m, *args))
+    return calls
+
+
+def test_publish_takes_a_repeated_layouts_header_from_wires_cache(wire_calls):
+    wire._ENCODED.clear()
+    first = tensors(np.ones(3, np.float32), np.zeros((2, 2), np.int64))
+    second = tensors(np.full(3, 7, np.float32), np.ones((2, 2), np.int64))
+    assert encode_published(first, "tx/out") == wire.encode(first, "tx/out")  # its layout's first: wire's
+    header, buffers = encode_published(second, "tx/out")
+    assert wire_calls == [first]  # the second from the cache
+    assert header == wire.encode(second, "tx/out")[0]
+    assert [b is t.data for b, t in zip(buffers, second.tensors().values())] == [True, True]
+
+
+def test_publish_leaves_to_wire_what_its_cache_cannot_answer(wire_calls):
+    wire._ENCODED.clear()
+    encode_published(tensors(np.ones(3, np.float32)), "tx/out")
+    with_value = tensors(np.ones(3, np.float32))
+    with_value.add("n", 1)
+    with_stamp = tensors(np.ones(3, np.float32))
+    with_stamp.add_timestamp(1, 2)
+    for m in (with_value, with_stamp):
+        assert encode_published(m, "tx/out") == wire.encode(m, "tx/out")
+    with pytest.raises(wire.WireError, match="tx/out.*buffer_size"):  # its header known, longer than this limit
+        encode_published(tensors(np.ones(3, np.float32)), "tx/out", True, 8)
+    with pytest.raises(wire.WireError, match="not a Message"):
+        encode_published("text", "tx/out")
+    with pytest.raises(wire.WireError, match="does not cross"):
+        encode_published(tensors(np.array(["a"])), "tx/out")
+    strided = np.arange(8, dtype=np.float32)[::2]  # host memory: made contiguous, as wire does
+    assert encode_published(tensors(strided), "tx/out")[0] == wire.encode(tensors(strided), "tx/out")[0]
+    assert len(wire_calls) == 7 and wire_calls[1:3] == [with_value, with_stamp]
+
+
+def test_publish_of_a_known_device_layout_is_still_checked(array_gpu, wire_calls):
+    import cubind
+
+    wire._ENCODED.clear()
+    data = cubind.to_gpu(np.ones((4, 4), np.float32), pool=False)
+    encode_published(tensors(data), "tx/out")
+    assert encode_published(tensors(data), "tx/out")[1] == [data] and len(wire_calls) == 1
+    with pytest.raises(wire.WireError, match="cpu_data_only"):  # the same layout, a host-only context
+        encode_published(tensors(data), "tx/out", False)
+    with pytest.raises(wire.WireError, match="strided device tensor"):
+        encode_published(tensors(data[:, ::2]), "tx/out")
+
+
+class Staging:
+    """Records what a delivery asked to stage; copies nothing."""
+
+    def __init__(self):
+        self.asked, self.given_back = [], []
+
+    def stage(self, buffers, ordinal, ready=None):
+        self.asked.append(list(buffers))
+        return buffers, [], None
+
+    def give_back(self, taken):
+        self.given_back.append(taken)
+
+
+def test_only_memory_that_may_be_a_pools_is_offered_for_staging(array_gpu):
+    # cubind's cuMemAlloc memory is sent as it is: staging never copies it, and asking cost a message.
+    import cubind
+    from cubind.graph.ucx.staging import from_a_pool
+
+    out = link(credits=4)
+    out.staging, out.conn.cuda = Staging(), True
+    plain = cubind.to_gpu(np.ones(8, np.float32), pool=False)
+    pooled = cubind.to_gpu(np.ones(8, np.float32), stream=cubind.Stream(non_blocking=True))
+    assert (from_a_pool(plain), from_a_pool(pooled)) == (False, True)
+    for arrays in ((plain,), (plain, pooled), (plain, np.ones(2, np.float32))):
+        m = tensors(*arrays)
+        m.ready_event = types.SimpleNamespace(handle=5)
+        out.deliver(m)
+    assert out.staging.asked == [[plain, pooled]]
+    assert [ready for _, _, ready in out.conn.channel.sends] == [5, 5, 5]
+    out.conn.channel.sent = 3
+    out._settle_sent(out.conn)
+    assert out.staging.given_back == [] and out.sent == 3  # nothing was taken: nothing to give back

@@ -29,8 +29,8 @@ from cubind.graph.scheduling.external import ExternalSource
 
 from .inlink import InLink
 from .outlink import OutLink
+from .sendpath import encode_published
 from .transport import Engine, UcxError
-from .wire import encode
 
 CLOSE_TIMEOUT_S = 30.0
 
@@ -295,7 +295,7 @@ class UcxTransmitter(Transmitter, gxf_type="UcxTransmitter"):
     def publish(self, message):
         """As a double-buffer transmitter's, after checking that ``message``
         can cross a process (an error here names the codelet that published it)."""
-        encoded = encode(message, *self._encode_args)
+        encoded = encode_published(message, *self._encode_args)
         stamp = message.timestamp()  # a Message: encode said so
         stamped = stamp is not None and getattr(stamp, "pubtime", 0) is None  # publish stamps it: encoded again
         super().publish(message)

@@ -10,6 +10,10 @@ from .pump import Channel
 
 ENCODED_KEPT: int
 
+def encode_published(
+    message: Any, where: str, device_allowed: bool = True, limit: int | None = None
+) -> tuple[bytes, list[Any]]: ...
+
 class Connection:
     ep: Any
     channel: Channel

@@ -17,11 +17,71 @@ attributes."""
 import asyncio
 import collections
 
+import numpy as np
+
+from cubind.graph.model.message import Message, Tensor
+
 from .transport import UcxError
-from .wire import encode
+from .wire import _DTYPE_TEXT, _ENCODED, encode
 
 # Encodings kept from publish to delivery: more than a tick publishes on one transmitter.
 ENCODED_KEPT = 64
+
+
+def encode_published(message, where, device_allowed=True, limit=None):
+    """``wire.encode``'s answer for ``message`` at publish: a message of
+    tensors only whose layout was encoded before (most of a stream's) takes
+    its header from wire's cache here; any other is checked and encoded by
+    ``wire.encode``. In Python the encoding cost a 4 KiB device message 2.7
+    of the transmitting scheduler's 10 us here, a quarter of it the call."""
+    found = _known_encoding(message, device_allowed, limit)
+    return encode(message, where, device_allowed, limit) if found is None else found
+
+
+cdef object _known_encoding(object message, bint device_allowed, object limit):
+    # The checks wire.encode makes (a dtype it has seen passed them; a device tensor
+    # contiguous and allowed), the same key; None hands the message to wire.encode.
+    if type(message) is not Message:
+        return None
+    cdef list keys = [], buffers = []
+    for name, value in (<dict?>message._components).items():
+        if type(value) is not Tensor:
+            return None
+        data = value.data
+        text = _DTYPE_TEXT.get(data.dtype)
+        if text is None:
+            return None
+        storage = value.storage
+        if storage == "device":
+            if not device_allowed or not data.c_contiguous:
+                return None
+        nbytes = int(data.nbytes)
+        keys.append((name, storage, tuple(data.shape), text, nbytes))
+        if nbytes:
+            buffers.append(data if storage == "device" else np.ascontiguousarray(data))
+    header = _ENCODED.get(tuple(keys))
+    if header is None or (limit is not None and len(<bytes?>header) > limit):
+        return None
+    return header, buffers
+
+
+cdef object _Array = None  # cubind.Array, taken at the first device message: importing this loads no driver
+
+
+cdef bint _may_be_pooled(list buffers) except -1:
+    # Whether staging.stage may copy any of ``buffers``: numpy arrays and cubind arrays
+    # of cuMemAlloc memory it never does, and asking it cost a message 0.9 us.
+    global _Array
+    if _Array is None:
+        import cubind
+        _Array = cubind.Array
+    for data in buffers:
+        if type(data) is np.ndarray:
+            continue
+        if type(data) is _Array and getattr(data.memory, "pooled", None) is False:
+            continue
+        return True
+    return False
 
 
 cdef class Connection:
@@ -107,9 +167,11 @@ cdef class SendPath:
                 if not conn.cuda:
                     channel.use_cuda(self.context.engine.cuda_context(self.ordinal))
                     conn.cuda = True
-                buffers, taken, copied = self.staging.stage(buffers, self.ordinal, ready)
-                if taken:  # sent once the copies are done (they follow the producer's work)
-                    ready = copied
+                taken = None
+                if _may_be_pooled(buffers):
+                    buffers, taken, copied = self.staging.stage(buffers, self.ordinal, ready)
+                    if taken:  # sent once the copies are done (they follow the producer's work)
+                        ready = copied
                 keep = (message, buffers, taken, ready)
                 channel.send(header, buffers, int(ready.handle))
             conn.queued += 1
@@ -122,7 +184,7 @@ cdef class SendPath:
         cdef long long i
         for i in range(done):
             kept = conn.keep.popleft()
-            if len(<tuple>kept) == 4:
+            if len(<tuple>kept) == 4 and (<tuple>kept)[2]:
                 self.staging.give_back((<tuple>kept)[2])
         conn.sent += done
         self.sent += done
