@@ -120,7 +120,7 @@ def test_the_transmitters_calls_are_timed_between_two_processes():
     row = ucx_transmitter_calls.run(4096, "host", 200, timeout=120)
     assert row["messages_per_s"] > 0
     calls = row["transmitter_calls"]
-    per_message = {"message add_tensor", "publish: the header (wire.encode)",
+    per_message = {"message add_tensor", "publish: the header (sendpath.encode_published)",
                    "publish: the ready event (ordering.publish_order)", "publish: the queue, ready event included",
                    "publish, all of it", "delivery (OutLink.deliver)",
                    "a message's cycle, wall", "a message's cycle, the scheduler thread's CPU"}
