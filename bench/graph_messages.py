@@ -55,7 +55,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from two_parts import free_port, receiver_result
+from two_parts import both_results, free_port, receiver_result
 
 import cubind
 from cubind import graph as gx
@@ -338,6 +338,9 @@ if role == "tx":
     e.add(gx.CountSchedulingTerm(count=count))
     e.add(Tx(), "tx")
     g.run()
+    from cubind.graph.ucx.transport import Engine
+    pump = Engine.shared().started_pump  # the transmitting side's data path: its counters
+    print(json.dumps({"pump": None if pump is None else pump.stats()}))
 else:
     e.add(gx.UcxReceiver(port=port, capacity=capacity), "in")
     e.add(gx.MessageAvailableSchedulingTerm(receiver="in"))
@@ -356,11 +359,15 @@ def two_processes(count, size, storage="device", timeout=600, environ=None, capa
     """The receiver's rate, ``count`` messages (of ``size`` bytes in
     ``storage``, "device", "device-pool" or "host") from another process, both parts with
     ``environ`` added to this one's, the receiving queue's ``capacity`` the
-    messages in flight. A part that fails or outlives ``timeout`` seconds
-    (both are then ended) is a ``RuntimeError``."""
+    messages in flight; the transmitter's data path counters beside the
+    receiver's (``transmitter_pump``). A part that fails or outlives
+    ``timeout`` seconds (both are then ended) is a ``RuntimeError``."""
     args = [str(free_port()), str(count), str(size), storage, str(capacity)]
-    return receiver_result([sys.executable, "-c", PART, "rx", *args], [sys.executable, "-c", PART, "tx", *args],
-                            part_env(environ), timeout)
+    received, sent = both_results([sys.executable, "-c", PART, "rx", *args],
+                                  [sys.executable, "-c", PART, "tx", *args], part_env(environ), timeout,
+                                  tx_result=True)
+    received["transmitter_pump"] = sent["pump"]
+    return received
 
 
 def part_env(environ=None):
@@ -459,6 +466,10 @@ def device_count(size, count):
     return sweep_count(size, count, DEVICE_ROW_BYTES)
 
 
+# The data path's turns (pump.Pump.stats): by its own thread, parked beside a poller, and by pollers.
+PUMP_TURNS = ("turns_thread", "turns_parked", "turns_poll")
+
+
 def two_process_row(name, count, size=0, storage="host", environ=None, in_flight=4):
     """A two-process row (``size`` 0: empty messages; ``in_flight`` the
     receiving queue's capacity); where its parts fail, a row saying so (the
@@ -471,10 +482,14 @@ def two_process_row(name, count, size=0, storage="host", environ=None, in_flight
     rate = r["messages_per_s"]
     row = {"row": name, "messages_per_s": rate, "us_per_message": 1e6 / rate, "messages": count,
            "received": r["received"], "in_flight": r["in_flight"]}
-    if r.get("pump"):  # the receiver's data path, per message: where its time went
-        stats, n = r["pump"], max(1, r["pump"]["rx_taken"])
-        row["receiver_pump_us_per_message"] = {k[:-3]: round(v / n / 1000, 2) for k, v in stats.items()
-                                               if k.endswith("_ns")}
+    # Each side's data path, per message: where its time went, and how often each thread turned it.
+    for side, stats, done in (("receiver", r.get("pump"), "rx_taken"), ("transmitter", r.get("transmitter_pump"),
+                                                                        "tx_sent")):
+        if stats:
+            n = max(1, stats[done])
+            row[f"{side}_pump_us_per_message"] = {k[:-3]: round(v / n / 1000, 2) for k, v in stats.items()
+                                                  if k.endswith("_ns")}
+            row[f"{side}_pump_turns_per_message"] = {k: round(stats[k] / n, 2) for k in PUMP_TURNS}
     if size:
         row.update(bytes_per_s=rate * size, tensor_bytes=size)
     if size and storage.startswith("device"):

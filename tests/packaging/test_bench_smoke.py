@@ -91,8 +91,9 @@ def test_ucx_floor_sends_every_message_between_two_processes(tmp_path):
 
 def test_graph_messages_runs_its_two_parts_with_the_messages_in_flight_asked():
     """graph_messages.py's rows across processes: the receiving queue's
-    capacity (``--in-flight``) reaches both parts, and every message is
-    received; a device row moves about DEVICE_ROW_BYTES, not a host row's."""
+    capacity (``--in-flight``) reaches both parts, every message is
+    received, and each side's data path counters are in the row; a device
+    row moves about DEVICE_ROW_BYTES, not a host row's."""
     pytest.importorskip("ucxx", reason="ucxx is not installed (cubind[ucx])")
     sys.path.insert(0, str(ROOT / "bench"))
     try:
@@ -101,6 +102,10 @@ def test_graph_messages_runs_its_two_parts_with_the_messages_in_flight_asked():
         sys.path.remove(str(ROOT / "bench"))
     row = graph_messages.two_process_row("host, 2 in flight", 300, 4096, in_flight=2)
     assert row["received"] == 300 and row["in_flight"] == 2 and row["messages_per_s"] > 0
+    assert {"rx_take", "rx_parts"} <= set(row["receiver_pump_us_per_message"]), row
+    assert {"tx_ready", "tx_done"} <= set(row["transmitter_pump_us_per_message"]), row
+    for side in ("receiver", "transmitter"):
+        assert set(row[f"{side}_pump_turns_per_message"]) == set(graph_messages.PUMP_TURNS), row
     assert graph_messages.sweep_count(16 << 20, 20000) == 256
     assert graph_messages.device_count(16 << 20, 20000) == 16384
     assert graph_messages.device_count(1 << 20, 20000) == 20000
