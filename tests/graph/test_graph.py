@@ -953,6 +953,33 @@ def test_ready_event_pools_under_threads_reuse_events_and_release_each_gone_stre
     assert r["destroyed"] == r["created"] - 1, r  # all but the last stream's, which is alive
 
 
+READY_AFTER_RESET = """
+import numpy as np
+import cubind
+from cubind.graph.model import ordering
+from cubind.graph.model.message import Message
+
+def published():
+    m = Message()
+    m.add_tensor("x", cubind.to_gpu(np.ones(4, np.float32), pool=False))
+    ordering.publish_order(m)  # from the device's default stream, found by the current device
+    m.ready_event.synchronize()
+    return int(m.ready_event.handle)
+
+published()
+cubind.Device(0).reset()  # the default stream found before is the device's own, still its NULL stream
+print(published() != 0)
+"""
+
+
+def test_a_ready_event_on_the_default_stream_is_recorded_after_a_reset(backend):
+    # The default stream is kept per device (ordering.pyx): after Device.reset() a publish still
+    # records its ready event there, in the new context, rather than failing or retrying forever.
+    done = backend.run(READY_AFTER_RESET, FAKE_DEVICE_COUNT="1")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "True"
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("app", ["stream.yaml", "saxpy_pipeline.yaml"])
 @pytest.mark.parametrize("threads", ["1", "4"])
