@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from cubind import graph as gx
-from cubind.graph.ucx import transport, wire
+from cubind.graph.ucx import recvpath, transport, wire
 from tests._helpers import free_port
 from tests._toolkit import pythonpath
 
@@ -41,16 +41,16 @@ def ucxx_needed():
 def _round_trip(message):
     header, buffers = wire.encode(message, "a/out")
     entries = wire.decode_header(header, "b/in")
-    tensors, i = {}, 0
+    arrays, i = [], 0
     for entry in entries:
         if entry["kind"] == "tensor":
             data = np.empty(entry["shape"], entry["dtype"])
             if entry["nbytes"]:
                 data.view(np.uint8).reshape(-1)[:] = np.frombuffer(buffers[i], np.uint8)
                 i += 1
-            tensors[entry["name"]] = data
+            arrays.append(data)
     assert i == len(buffers)
-    return wire.assemble(entries, tensors)
+    return recvpath.assemble(entries, arrays)
 
 
 def test_tensors_of_every_numeric_dtype_timestamps_and_json_values_cross_exactly():
@@ -133,9 +133,9 @@ def test_a_repeated_header_of_tensors_is_encoded_and_decoded_once_and_values_are
     v = gx.Message()
     v.add("meta", {"seen": []})
     header, _ = wire.encode(v, "a/out")
-    one = wire.assemble(wire.decode_header(header, "b/in"), {})
+    one = recvpath.assemble(wire.decode_header(header, "b/in"), [])
     one.get("meta")["seen"].append(1)  # a consumer changing its message's value
-    assert wire.assemble(wire.decode_header(header, "b/in"), {}).get("meta") == {"seen": []}
+    assert recvpath.assemble(wire.decode_header(header, "b/in"), []).get("meta") == {"seen": []}
     for n in range(3 * wire.HEADERS_KEPT):  # headers that differ each message: the cache stays bounded
         m = gx.Message()
         m.add_tensor("x", np.ones(n + 1, np.int8))

@@ -168,11 +168,12 @@ def test_every_module_builds_from_the_layout_alone(layout, headers, built, tmp_p
     # compiled queue stages and scheduler loop 24, its device edges 25, the
     # scheduler's idle workers' waits 26, cubind._core.event 27, the UCX
     # data path (cubind.graph.ucx.pump) 28, cubind._core.current 29, a UCX
-    # transmitter's per-message path (cubind.graph.ucx.sendpath) 30; nvFatbin's,
+    # transmitter's per-message path (cubind.graph.ucx.sendpath) 30, a UCX
+    # receiver's (cubind.graph.ucx.recvpath) 31; nvFatbin's,
     # NVML's and cuFile's three each where their wheel is installed in this
     # environment (the layouts have no nvFatbin.h, nvml.h or cufile.h of their own).
     optional = sum(3 for h in ("nvFatbin.h", "nvml.h", "cufile.h") if h in headers or _environment_has(h))
-    assert len(opened) == 30 + optional, sorted(opened)
+    assert len(opened) == 31 + optional, sorted(opened)
     cuda_names = set(headers)
     for source, files in opened.items():
         for f in files:

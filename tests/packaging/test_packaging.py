@@ -47,13 +47,14 @@ MODULES = ("cuda._driver", "cuda.cdriver", "cuda.cudart", "cuda.cruntime", "nvrt
            "cubind._core.event", "cubind._launch.capsule", "cubind._launch.launch", "cubind._interop.dlpack",
            "cubind._memory.memory", "cubind.graph.model.buffer", "cubind.graph.model.ordering",
            "cubind.graph.scheduling.idle", "cubind.graph.scheduling.loop", "cubind.graph.ucx.pump",
-           "cubind.graph.ucx.sendpath")
+           "cubind.graph.ucx.recvpath", "cubind.graph.ucx.sendpath")
 # Every module but the Pythonic layer's own ships its C level for cimport (the
 # modules serving NVIDIA's C level export theirs through __pyx_capi__ alone).
 PXD = [name.replace(".", "/") + ".pxd" for name in MODULES
        if name not in ("cubind._core.current", "cubind._core.event", "cubind._launch.capsule", "cubind._launch.launch",
                        "cubind._interop.dlpack", "cubind._memory.memory", "cubind.graph.model.ordering",
-                       "cubind.graph.scheduling.loop", "cubind.graph.ucx.pump", "cubind.graph.ucx.sendpath")
+                       "cubind.graph.scheduling.loop", "cubind.graph.ucx.pump", "cubind.graph.ucx.recvpath",
+                       "cubind.graph.ucx.sendpath")
        and "._cy" not in name]
 STUBS = [stubs for _, stubs, _ in PUBLIC]
 # The Pythonic layer's: the generated re-export of `import cubind`, and the
@@ -63,7 +64,7 @@ STUBS += ["cubind/__init__.pyi", "cubind/_launch/launch.pyi", "cubind/_launch/ca
           "cubind/_core/event.pyi", "cubind/_interop/dlpack.pyi", "_cubind/loader.pyi",
           "cubind/graph/model/buffer.pyi", "cubind/graph/model/ordering.pyi",
           "cubind/graph/scheduling/idle.pyi", "cubind/graph/scheduling/loop.pyi", "cubind/graph/ucx/pump.pyi",
-          "cubind/graph/ucx/sendpath.pyi"]
+          "cubind/graph/ucx/recvpath.pyi", "cubind/graph/ucx/sendpath.pyi"]
 # The floor's Python modules and the EGL stand-ins cubind.get_include() names (package data).
 FLOOR = ["_cubind/__init__.py", "_cubind/compat.py", "_cubind/cuda_paths.py", "_cubind/enum.py",
          "_cubind/errors.py", "_cubind/exports.py", "_cubind/platform_fallback/EGL/egl.h",

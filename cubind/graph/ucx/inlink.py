@@ -15,11 +15,7 @@ import secrets
 import threading
 import time
 
-import numpy as np
-
-import cubind
-from cubind.graph.model.queues import QueueFullError
-
+from .recvpath import ReceivePath
 from .transport import (
     BYE,
     HELLO_TIMEOUT_S,
@@ -37,7 +33,7 @@ from .transport import (
     receive_note,
     send_note,
 )
-from .wire import LAYOUT, WireError, assemble, decode_header
+from .wire import LAYOUT
 
 PEER_CLOSE_S = 2.0
 # The note that tells the transmitter its goodbye arrived (after every message before it).
@@ -65,14 +61,13 @@ class _Connection:
         self.closed = asyncio.Event()  # the transmitter closed after its goodbye
 
 
-class InLink(Link):
-    """A UcxReceiver's listener and its one connection at a time."""
+class InLink(Link, ReceivePath):
+    """A UcxReceiver's listener and its one connection at a time; what
+    arrives on it is taken into the queue by ``recvpath.ReceivePath``'s
+    ``pump_ready``, compiled."""
 
     def __init__(self, queue, context):
-        # Messages are taken from the data path and put in the queue by one thread at a time: the
-        # pump's thread and each polling scheduler call ``pump_ready``, and two batches taken in
-        # order but put in the queue by two threads could pass each other (a GPU host's stress
-        # run read message 122 before 121).
+        # The pump's thread and each polling scheduler call ``pump_ready``: one at a time (recvpath.pyx).
         self.delivering = threading.Lock()
         super().__init__(queue, context)
 
@@ -109,17 +104,6 @@ class InLink(Link):
             handoff = None if self.conn is None else self.conn.to_grant
         if handoff is not None:
             handoff.put(BYE)
-
-    def grant(self, count):
-        """``count`` messages left the queue (read or dropped): their room goes
-        back to the transmitter connected now (or to the next one's credits)."""
-        if not count:
-            return
-        with self.lock:
-            self.held -= count
-            channel = None if self.conn is None else self.conn.channel
-        if channel is not None:
-            channel.credit(count)
 
     def counts(self):
         with self.lock:
@@ -266,83 +250,6 @@ class InLink(Link):
             return
         self._fail(UcxError(f"{self.where}: {conn.peer} sent a note on the connection after its hello (not a "
                             f"cubind.graph UcxTransmitter of this protocol, {LAYOUT['protocol']}?)"))
-
-    def pump_ready(self, channel):
-        """On the pump's thread or a polling scheduler's: the messages that
-        arrived whole go into the queue, in order, and their room is
-        confirmed as they leave it; the goodbye ends the receiving; a failure
-        of the data path ends the run."""
-        with self.delivering:
-            self._deliver(channel)
-        self.context.wake()
-
-    def _deliver(self, channel):
-        with self.lock:
-            conn = self.conn
-        if conn is None or conn.channel is not channel:
-            return  # a lost connection's: counted as not arrived
-        where = f"entity {self.queue.entity.name!r}, {self.queue.path}"
-        if channel.wants_cuda:
-            try:
-                channel.use_cuda(self.context.engine.cuda_context(self.queue.entity.device or 0))
-            except Exception as exc:
-                self._fail(UcxError(f"{self.where}: a device tensor arrived from {conn.peer}, but this process "
-                                    f"cannot receive it on the GPU ({type(exc).__name__}: {exc})"))
-                return
-        for item in channel.take():
-            if isinstance(item, int):
-                self._ended(conn, item)
-                continue
-            try:
-                entries = decode_header(item[0], f"{where}: message {conn.received + 1} from {conn.peer}")
-                message = assemble(entries, self._tensors(entries, item[1], f"{where}: message {conn.received + 1}"))
-                with self.lock:
-                    self.held += 1
-                grant = self.queue.deliver_remote(message)
-            except (WireError, QueueFullError) as exc:
-                self._fail(exc)
-                return
-            except Exception as exc:
-                self._fail(UcxError(f"{self.where}: message {conn.received + 1} from {conn.peer} could not be "
-                                    f"received ({type(exc).__name__}: {exc})"))
-                return
-            with self.lock:
-                self.received += 1
-                conn.received += 1
-            self.grant(grant)
-        failure = channel.failure
-        if failure is not None:
-            self._fail(UcxError(f"{self.where}: message {conn.received + 1} from {conn.peer} was lost ({failure})"))
-
-    def _tensors(self, entries, blocks, where):
-        """The arrays of a message's tensor entries: views of the blocks the
-        data path received them into (one per tensor with bytes, in order),
-        or, where the component serializer names an allocator, copies into
-        its tensors."""
-        tensors, blocks = {}, iter(blocks)
-        ordinal = self.queue.entity.device or 0
-        allocator = self.context.receive_allocator()
-        for entry in entries:
-            if entry["kind"] != "tensor":
-                continue
-            shape, dtype, device = entry["shape"], entry["dtype"], entry["storage"] == "device"
-            block = next(blocks, None) if entry["nbytes"] else None
-            if entry["nbytes"] and (block is None or block.nbytes != entry["nbytes"] or block.device != device):
-                # The header's prefix (what the data path received) and its JSON disagree: not a view past a block.
-                raise WireError(f"{where}: {entry['name']!r} ({entry['nbytes']} bytes, {entry['storage']}) does not "
-                                f"match the buffer that arrived for it")
-            if block is None:
-                data = cubind.empty(shape, dtype, device=ordinal, pool=False) if device else np.empty(shape, dtype)
-            elif device:
-                data = cubind.Array.from_ptr(block.ptr, shape, dtype, owner=block, device=ordinal)
-            else:
-                data = np.frombuffer(block, dtype).reshape(shape)
-            if allocator is not None:
-                data = self.context.copy_into(allocator, self.queue, entry, data)
-            tensors[entry["name"]] = data
-        if next(blocks, None) is not None:
-            raise WireError(f"{where}: more buffers arrived than the header's tensors hold")
-        return tensors
 
     def _lost(self, conn, text):
         """``conn`` was lost (its transmitter died, or the network between):

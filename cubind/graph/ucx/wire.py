@@ -203,19 +203,3 @@ def _decode_header(raw, where):
     except (ValueError, TypeError, KeyError, UnicodeDecodeError) as exc:
         raise WireError(f"{where}: a message that cannot be decoded ({type(exc).__name__}: {exc})") from None
 
-
-def assemble(entries, tensors):
-    """The ``Message`` of decoded ``entries``, with ``tensors`` (name -> data)
-    received for the tensor entries."""
-    message = Message()
-    for entry in entries:
-        name, kind = entry["name"], entry["kind"]
-        if kind == "tensor":
-            storage = entry["storage"]
-            # Received host memory is ordinary (not page-locked) memory: pinned arrives as host.
-            message.add(name, Tensor(name, tensors[name], "device" if storage == "device" else "host"))
-        elif kind == "timestamp":
-            message.add(name, Timestamp(entry["acqtime"], entry["pubtime"]))
-        else:
-            message.add(name, entry["value"])
-    return message
