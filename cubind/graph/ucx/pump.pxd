@@ -144,6 +144,8 @@ cdef enum:
     SPIN_NS = 200000
     # How long the pump's thread stays parked after a thread left poll() (``_loop``).
     HANDOVER_NS = 1000000
+    # Channels whose news one turn hands their owners; more wait for the next turn.
+    NEWS_MAX = 64
     TURN_WORK = 1
     TURN_NEWS = 2
     TURN_FLIGHT = 4  # a channel has sends or receives in flight (UCX's next step needs a turn)

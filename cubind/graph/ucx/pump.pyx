@@ -422,7 +422,7 @@ cdef class Pump:
         hand-over in ``_queue`` was 3.5 % of a transmitting scheduler's
         samples). Safe while no thread
         holding the lock waits for the GIL: the pump's thread calls its
-        owners (``_notify``) after letting the lock go."""
+        owners (``_call_owners``) after letting the lock go."""
         if pthread_mutex_trylock(&self.mu) == 0:
             return
         with nogil:
@@ -493,7 +493,9 @@ cdef class Pump:
     cdef void _loop(self) noexcept nogil:
         cdef uint64_t idle_since = 0, drained, t
         cdef bint sleep, turn, dozed
-        cdef int got
+        cdef int got, news = 0
+        cdef int64_t ids[NEWS_MAX]
+        cdef bint gone[NEWS_MAX]
         cdef pollfd fds[2]
         fds[0].fd, fds[0].events = self.efd, POLLIN
         fds[1].fd, fds[1].events = self.wake_fd, POLLIN
@@ -554,11 +556,12 @@ cdef class Pump:
             elif _now_ns() - idle_since > SPIN_NS and ucp.worker_arm(self.worker) == UCS_OK and self._doze():
                 sleep, self.sleeping = True, True
                 self.st[S_SLEEPS] += 1
+            news = self._gather(ids, gone) if got & TURN_NEWS else 0
             pthread_mutex_unlock(&self.mu)
-            if got & TURN_NEWS:
+            if news:
                 t = _now_ns()
                 with gil:
-                    self._notify()
+                    self._call_owners(news, ids, gone)
                 self.st[S_NOTIFIES] += 1  # this thread's own counters: no lock for them
                 self.st[S_NOTIFY_NS] += _now_ns() - t
                 _forget_current()
@@ -579,27 +582,32 @@ cdef class Pump:
         any. A scheduler waiting for messages so takes them itself: no
         thread is woken and no GIL handed over per message."""
         cdef uint64_t deadline, begun
-        cdef int got = 0
+        cdef int got = 0, news = 0
+        cdef bint first = True
+        cdef int64_t ids[NEWS_MAX]
+        cdef bint gone[NEWS_MAX]
         cdef cdrv.CUcontext saved = NULL
         with nogil:
             if self.cuda:  # the turns make the channels' contexts current: this thread's is given back
                 saved = _own_context()
             begun = _now_ns()
             deadline = begun + <uint64_t>(seconds * 1e9)
-            self._lock(S_LOCK_WAITS)
-            self.pollers += 1
-            pthread_mutex_unlock(&self.mu)
+            # One hold of the lock per turn, the poller's arrival and departure and the news taken
+            # in the first and last: each taking of it may wait for a turn of the pump's thread
+            # (4 to 6 us a message on the H200's transmitting scheduler, with three per poll).
             while True:
                 self._lock(S_LOCK_WAITS)
+                if first:
+                    self.pollers += 1
+                    first = False
                 if self.worker != NULL and not self.stopping:
                     got = self._turn()
                     self.st[S_TURNS_POLL] += 1
-                pthread_mutex_unlock(&self.mu)
                 if got & TURN_NEWS or _now_ns() >= deadline:
                     break
+                pthread_mutex_unlock(&self.mu)
                 if not got:
                     sched_yield()  # few cores: the peer's threads may need this one
-            self._lock(S_LOCK_WAITS)
             self.pollers -= 1
             self.st[S_POLLS] += 1
             self.st[S_POLL_NS] += _now_ns() - begun
@@ -609,36 +617,37 @@ cdef class Pump:
                 self.st[S_POLL_NEWS] += 1
                 self.left_ns = _now_ns()
                 self._wake()  # napping with transfers in flight: it turns them while this one is away
+                news = self._gather(ids, gone)
             elif self.pollers == 0:
                 self._unpark()  # its caller goes to sleep: the pump's thread takes over now
             pthread_mutex_unlock(&self.mu)
             if self.cuda:
                 _make_current(saved)
-        self._notify()
+        self._call_owners(news, ids, gone)
         return bool(got & TURN_NEWS)
 
-    cdef void _notify(self) noexcept:
-        """Calls the owners of the channels with news (the GIL held, not the lock)."""
-        cdef chan_t *ch
-        cdef int64_t got[64]
-        cdef bint gone[64]
-        cdef int n = 0, k
-        # Gathered in C under the lock: no Python allocation there (a collection could run a
-        # Channel's __dealloc__, which takes the lock). More than 64 wait for the next turn.
-        with nogil:
-            pthread_mutex_lock(&self.mu)
-            ch = self.chans
-            while ch != NULL and n < 64:
-                if ch.notify:
-                    ch.notify = False
-                    got[n], gone[n] = ch.id, ch.closed
-                    n += 1
-                ch = ch.next
-            pthread_mutex_unlock(&self.mu)
-        ids = [(got[k], gone[k]) for k in range(n)]
-        for i, closed in ids:
-            channel = self.channels.pop(i, None) if closed else self.channels.get(i)
-            if channel is None or closed:
+    cdef int _gather(self, int64_t *ids, bint *gone) noexcept nogil:
+        """The channels with news, their marks cleared (the lock held): at most
+        ``NEWS_MAX``, the rest at the next turn. In C: no Python allocation
+        under the lock (a collection could run a Channel's __dealloc__, which
+        takes it)."""
+        cdef chan_t *ch = self.chans
+        cdef int n = 0
+        while ch != NULL and n < NEWS_MAX:
+            if ch.notify:
+                ch.notify = False
+                ids[n], gone[n] = ch.id, ch.closed
+                n += 1
+            ch = ch.next
+        return n
+
+    cdef void _call_owners(self, int n, int64_t *ids, bint *gone) noexcept:
+        """Calls the owners of the channels ``_gather`` found (the GIL held, not the lock)."""
+        cdef int k
+        for k in range(n):
+            i = ids[k]
+            channel = self.channels.pop(i, None) if gone[k] else self.channels.get(i)
+            if channel is None or gone[k]:
                 continue  # a closed channel's owner has let it go
             try:
                 (<Channel>channel).owner.pump_ready(channel)
