@@ -154,6 +154,7 @@ cdef class Run:
     cdef dict ticks            # entity -> ticks
     cdef list sources
     cdef unsigned long long wakes  # the _wake calls, under the lock: one during a source's wait is not lost
+    cdef int sleepers  # threads in the condition's wait (_wait), under the lock: a wake with none notifies none
 
     def __init__(self, graph, scheduler):
         self.graph, self.clock = graph, scheduler.clock
@@ -230,9 +231,12 @@ cdef class Run:
         return first
 
     def _wake(self):
-        with self.cond:
+        # A source's news (every UCX message and credit) wakes the run, mostly from the thread that
+        # runs it (in the source's wait): Condition.notify_all's Python cost 0.3 us there for nobody.
+        with self.lock:
             self.wakes += 1
-            self.cond.notify_all()
+            if self.sleepers:
+                self.cond.notify_all()
             self._idle_look()
 
     def _start_all(self, started):
@@ -559,10 +563,14 @@ cdef class Run:
             return
         # A manual clock jumps to the target: only once nothing runs, whose
         # messages could make an entity ready sooner.
-        if target is not None and (self.running == 0 or not self.jumps):
-            self.clock.wait_until(self.cond, target, limit)
-        else:
-            self.cond.wait(limit)
+        self.sleepers += 1
+        try:
+            if target is not None and (self.running == 0 or not self.jumps):
+                self.clock.wait_until(self.cond, target, limit)
+            else:
+                self.cond.wait(limit)
+        finally:
+            self.sleepers -= 1
 
     cdef void _finish(self, _Entry en, object error) except *:
         try:
