@@ -238,6 +238,13 @@ cdef uintptr_t _raw_stream(object stream) except? 0:
     return value
 
 
+# Each device's primary context (CUcontext as an int) by ordinal, as _is_current last asked
+# context.py: asking it per record (a call and a CUcontext's int) was half of what a record on
+# a device's default stream added to the driver's call on the H200. Emptied by ``abandon``, which
+# a reset calls before the driver destroys the context (a new one may have another handle).
+cdef dict _primaries = {}
+
+
 cdef bint _is_current(object device) except -1:
     """Whether ``device``'s primary context is the current one: a record on
     its default stream then needs no push and pop, two driver calls through
@@ -245,7 +252,11 @@ cdef bint _is_current(object device) except -1:
     cdef cdrv.CUcontext current = NULL
     if cdrv.cuCtxGetCurrent(&current) != cdrv.CUDA_SUCCESS or current == NULL:
         return False
-    return <uintptr_t>current == <uintptr_t>int(primary_context(device._ordinal))
+    ordinal = device._ordinal
+    primary = _primaries.get(ordinal)
+    if primary is None:
+        primary = _primaries[ordinal] = int(primary_context(ordinal))
+    return <uintptr_t>current == <uintptr_t>primary
 
 
 cdef object _stream_device(object stream):
@@ -272,6 +283,7 @@ def abandon(contexts):
     ``contexts`` (CUcontext values as ints), which a reset is about to
     destroy: they refuse use afterwards."""
     cdef Event ev
+    _primaries.clear()
     wanted = {int(c) for c in contexts}
     for ev in _live():
         if ev._ctx in wanted:
