@@ -445,6 +445,48 @@ def test_messages_sent_on_many_threads_while_the_pumps_thread_dozes_and_wakes_al
     assert 0 < stats["taken_up"] < threads * each  # both ways: taken by a turn, and posted by a caller
 
 
+def test_several_pollers_at_once_take_every_message_once_and_then_leave_the_pump_to_its_thread(pair):
+    """Stress: a poll holds the pump's lock once per turn, its arrival riding
+    on its first turn and its departure and news on its last (``Pump.poll``).
+    Four threads poll at once with short waits, at the shortest switch
+    interval, while messages of eager and rendezvous sizes arrive: each is
+    taken exactly once and in order, news handed to the owner on the
+    polling threads. Once they all left, the pump's thread takes the data
+    path back and calls the owner itself."""
+    tx, rx, _, rx_owner = pair
+    pollers, count = 4, 1200
+    small, large = np.arange(16, dtype=np.uint8), np.arange(100_000, dtype=np.float32)
+    pump, taken, lock, done = rx_owner.pump, [], threading.Lock(), threading.Event()
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+
+    def poll():
+        while not done.is_set():
+            pump.poll(0.0005)
+            with lock:  # take() under a lock of our own: two takers' batches could pass each other
+                taken.extend(header for header, _ in rx.take())
+
+    threads = [threading.Thread(target=poll, name=f"poller {n}") for n in range(pollers)]
+    try:
+        for t in threads:
+            t.start()
+        for i in range(count):
+            tx.send(b'{"i": %d}' % i, [host(large if i % 9 == 0 else small)])
+        wait_for(lambda: len(taken) >= count)
+    finally:
+        done.set()
+        for t in threads:
+            t.join(10)
+        sys.setswitchinterval(switch)
+    assert taken == [b'{"i": %d}' % i for i in range(count)]
+    assert rx_owner.threads & {t.name for t in threads}  # (a poll without news lets the pump's thread turn)
+    stats = pump.stats()
+    assert stats["polls"] >= pollers and stats["turns_poll"] >= stats["polls"]
+    tx.send(b'{"i": -1}', [])  # nobody polls: the pump's thread serves and calls the owner
+    assert [header for header, _ in received(rx, 1)] == [b'{"i": -1}']
+    wait_for(lambda: "cubind.graph ucx pump" in rx_owner.threads)
+
+
 def test_a_closed_channel_ends_its_waiting_receives_and_drops_what_was_not_sent(pair):
     tx, rx, _, _ = pair
     rx.close()
