@@ -18,6 +18,7 @@ import pytest
 
 import cubind
 from cubind import graph as gx
+from cubind.graph.scheduling.external import ExternalSource
 from cubind.graph.scheduling.terms import READY
 from tests._toolkit import pythonpath
 
@@ -104,6 +105,45 @@ def test_a_pipeline_passes_every_message_in_order_and_stops_when_nothing_can_fir
     result = g.run(scheduler)
     assert sink.seen == list(range(1, 51))
     assert result.reason == "done" and result.ticks_by_entity == {"a": 50, "b": 50}
+
+
+class LastWords(gx.Component, ExternalSource):
+    """A source from outside whose last message lands in ``queue`` just as
+    it ends: as a transport's thread delivers a peer's last messages and
+    its goodbye between the run's pick and its look at the sources."""
+
+    def open_external(self, wake):
+        self.asked = 0
+
+    def external_active(self):
+        self.asked += 1
+        if self.asked == 1:
+            m = gx.Message()
+            m.add_tensor("n", np.array([7]))
+            self.queue.deliver(m)
+        return False
+
+    def external_failure(self):
+        return None
+
+    def close_external(self, failed):
+        return None
+
+    def external_counts(self):
+        return {}
+
+
+@pytest.mark.parametrize("workers", [1, 4])
+def test_messages_that_arrive_as_the_last_source_ends_are_read_before_the_run_is_done(workers):
+    g = gx.Graph()
+    source = g.entity("outside").add(LastWords(), "source")
+    b = g.entity("b")
+    source.queue = b.add(gx.DoubleBufferReceiver(capacity=2), "in")
+    b.add(gx.MessageAvailableSchedulingTerm(receiver="in"))
+    sink = b.add(Sink(), "sink")
+    scheduler = gx.GreedyScheduler() if workers == 1 else gx.MultiThreadScheduler(worker_thread_number=workers)
+    result = g.run(scheduler)
+    assert sink.seen == [7] and result.reason == "done"
 
 
 def test_start_and_stop_run_once_for_every_codelet_and_timestamps_advance():

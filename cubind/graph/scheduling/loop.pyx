@@ -360,6 +360,7 @@ cdef class Run:
     cdef _Entry _next(self):
         """The next entry to tick (its time in _picked_at), marked running; None to stop. Waits as needed."""
         cdef _Entry en
+        cdef bint ended = False  # the sources were seen ended after a pick that found nothing
         while True:
             if self.reason is not None:
                 return None
@@ -385,6 +386,13 @@ cdef class Run:
                 return en
             at = target[0] if target else None
             if self.running == 0 and at is None and not self._sources_active():
+                if self.sources and not ended:
+                    # A source's last messages come before its end (a peer's goodbye follows
+                    # them), on the transport's thread, maybe after the pick above: picked
+                    # again, now that nothing more can come (a stress run on 8 workers ended
+                    # "done" with a queue's last 3 messages unread).
+                    ended = True
+                    continue
                 # Nothing can fire again. Entities that ended and others left
                 # waiting for their messages is the usual end ("done"), as is
                 # a part of a split app whose remote peers all ended; waiting
@@ -395,6 +403,7 @@ cdef class Run:
                 if self.stop_on_deadlock:
                     self._stop("deadlock")
                     return None
+            ended = False
             self._wait(at)
 
     cdef bint _source_wait(self, double seconds) except -1:
