@@ -146,6 +146,51 @@ def test_messages_that_arrive_as_the_last_source_ends_are_read_before_the_run_is
     assert sink.seen == [7] and result.reason == "done"
 
 
+class LateWords(LastWords):
+    """A source whose one message comes from its own thread after ``delay``
+    seconds, with a wake: the run waits on its condition meanwhile (this
+    source cannot wait itself: ``external_wait`` says False at once)."""
+
+    delay = 0.1
+
+    def open_external(self, wake):
+        self.arrived = None
+
+        def later():
+            time.sleep(self.delay)
+            m = gx.Message()
+            m.add_tensor("n", np.array([7]))
+            self.queue.deliver(m)
+            self.arrived = time.monotonic()
+            wake()
+
+        threading.Thread(target=later, daemon=True).start()
+
+    def external_active(self):
+        return self.arrived is None
+
+
+def test_a_wake_from_another_thread_ends_the_runs_wait_at_once():
+    # The run notifies its condition only where a thread waits there (Run._wake): a lost
+    # notification would leave it waiting out check_recession_period_ms (5 s here).
+    g = gx.Graph()
+    source = g.entity("outside").add(LateWords(), "source")
+    b = g.entity("b")
+    source.queue = b.add(gx.DoubleBufferReceiver(capacity=2), "in")
+    b.add(gx.MessageAvailableSchedulingTerm(receiver="in"))
+    ticked = []
+
+    class Note(gx.Codelet):
+        def tick(self):
+            self.rx("in").receive()
+            ticked.append(time.monotonic())
+
+    b.add(Note(), "note")
+    result = g.run(gx.GreedyScheduler(check_recession_period_ms=5000))
+    assert result.reason == "done" and len(ticked) == 1
+    assert ticked[0] - source.arrived < 1.0
+
+
 def test_start_and_stop_run_once_for_every_codelet_and_timestamps_advance():
     calls = []
 
