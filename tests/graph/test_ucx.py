@@ -8,6 +8,7 @@ Each part is ``python -m cubind.graph PART.yaml`` (or the launcher), as one
 starts them by hand; ports are picked free per test. Needs RAPIDS' ucxx
 (``pip install 'cubind[ucx]'``; scripts/test.sh installs it)."""
 
+import re
 import signal
 import socket
 import subprocess
@@ -165,8 +166,11 @@ def test_without_reconnect_a_transmitter_that_dies_ends_the_receivers_run_naming
     code, out, err = finish(rx, timeout=30)
     assert tx_code == -signal.SIGKILL
     assert code == 1, out + err
-    assert "rx/signal (entity 'rx'): the connection from tx/signal was lost after 5 message(s)" in err, err
-    assert "ping_rx: received 5 messages" in out  # the stops ran: the run ended cleanly
+    # It published 5: the 5th may have been on its way (its capacity lets one go ahead of the credits).
+    lost = re.search(r"rx/signal \(entity 'rx'\): the connection from tx/signal was lost after ([45]) "
+                     r"message\(s\)", err)
+    assert lost, err
+    assert f"ping_rx: received {lost[1]} messages" in out  # the stops ran: the run ended cleanly
 
 
 # 1 MiB: each message's tensor is in flight on the data route (a rendezvous the dead receiver never answers).

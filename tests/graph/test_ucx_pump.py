@@ -312,6 +312,81 @@ def test_credits_cross_until_the_goodbye_and_none_after_it(pair):
     assert tx.take_credits() == 0 and rx_owner.pump.stats()["credit_notes_sent"] == 1
 
 
+def headers(items):
+    return [header for header, _ in items]
+
+
+def test_a_gated_channel_posts_while_credits_last_and_the_rest_as_they_arrive(pair):
+    tx, rx, _, _ = pair
+    tx.gate(2)
+    for i in range(5):
+        tx.send(b'{"i": %d}' % i, [])
+    assert headers(received(rx, 2)) == [b'{"i": 0}', b'{"i": 1}']
+    time.sleep(0.05)
+    assert rx.take() == [] and not tx.idle  # three wait for credits
+    rx.credit(2)
+    assert headers(received(rx, 2)) == [b'{"i": 2}', b'{"i": 3}']
+    time.sleep(0.05)
+    assert rx.take() == []
+    rx.credit(1)
+    assert headers(received(rx, 1)) == [b'{"i": 4}']
+    wait_for(lambda: tx.idle and tx.sent == 5)
+
+
+def test_a_forced_message_goes_past_the_credits_with_those_before_it(pair):
+    tx, rx, _, _ = pair
+    tx.gate(0)
+    tx.send(b'{"i": 0}', [])
+    tx.send(b'{"i": 1}', [], 0, True)  # policy 0 past the room
+    tx.send(b'{"i": 2}', [])
+    assert headers(received(rx, 2)) == [b'{"i": 0}', b'{"i": 1}']
+    time.sleep(0.05)
+    assert rx.take() == []
+    rx.credit(3)  # two of them pay for the two sent past the credits
+    assert headers(received(rx, 1)) == [b'{"i": 2}']
+
+
+def test_messages_waiting_for_credits_are_discarded_and_the_goodbye_counts_the_rest(pair):
+    tx, rx, _, _ = pair
+    tx.gate(1)
+    for i in range(3):
+        tx.send(b'{"i": %d}' % i, [])
+    tx.bye(3)
+    assert headers(received(rx, 1)) == [b'{"i": 0}']
+    assert tx.discard() == 2
+    assert received(rx, 1) == [1]  # the goodbye after them, its count less the two
+    wait_for(lambda: tx.idle)
+    assert tx.discard() == 0
+
+
+def test_a_forced_close_gives_up_a_rendezvous_whose_sender_is_gone(ucxx_needed):  # noqa: F811
+    # The sender's pump stops as a large buffer's rendezvous begins (shared memory, sent in pieces
+    # by the sender's turns): the receive matched to it can neither complete nor be cancelled, and a
+    # forced close waited for it forever.
+    from cubind.graph.ucx.transport import start_pump
+
+    (a, ta), (b, tb) = start_pump(), start_pump()
+    try:
+        rx = b.open(a.address, TAG, False, True, Owner())
+        tx = a.open(b.address, TAG, False, False, Owner())
+        payload = np.ones(1 << 30, np.uint8)
+        tx.send(b"{}", [host(payload)])
+        wait_for(lambda: b.stats()["headers"] == 1)
+        time.sleep(0.005)  # the receive is matched to the rendezvous, whose pieces have begun
+        a.stop()
+        ta.join(5)
+        begun = time.monotonic()
+        rx.close(True)
+        wait_for(lambda: rx.closed)
+        assert time.monotonic() - begun < 5
+        assert rx.take() == [] and tx.sent == 0  # it was cut off, not completed
+    finally:
+        b.stop()
+        tb.join(5)
+        for pump in (a, b):
+            pump.close()
+
+
 def test_a_header_past_its_frame_arrives_whole(pair):
     tx, rx, _, _ = pair
     header = b'{"x": "' + bytes(range(97, 123)) * 1000 + b'"}'

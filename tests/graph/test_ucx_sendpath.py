@@ -4,13 +4,14 @@ encoding, the room, its delivery, what the queued messages hold until sent,
 and the credits coming back. No UCX needed; device arrays on the emulated
 driver where there is no GPU."""
 
+import collections
 import types
 
 import numpy as np
 import pytest
 
 from cubind import graph as gx
-from cubind.graph.model.queues import FAULT, REJECT, QueueFullError
+from cubind.graph.model.queues import FAULT, POP, REJECT, QueueFullError
 from cubind.graph.ucx import sendpath, wire
 from cubind.graph.ucx.outlink import OutLink
 from cubind.graph.ucx.sendpath import Connection, encode_published
@@ -21,9 +22,17 @@ class Channel:
 
     def __init__(self):
         self.sends, self.sent, self.credits_in, self.failure = [], 0, 0, None
+        self.forced = []
+        self.waiting = 0  # the newest sends that wait for credits (the real one posts as they come)
 
-    def send(self, header, buffers, ready=0):
+    def send(self, header, buffers, ready=0, forced=False):
         self.sends.append((header, buffers, ready))
+        self.forced.append(forced)
+
+    def discard(self):
+        n, self.waiting = self.waiting, 0
+        del self.sends[len(self.sends) - n:]
+        return n
 
     def take_credits(self):
         taken, self.credits_in = self.credits_in, 0
@@ -41,7 +50,7 @@ class Context:
 
 
 def link(credits=2, policy=REJECT):
-    queue = types.SimpleNamespace(path="tx/out", name="out", receiver_address="127.0.0.1", port=1,
+    queue = types.SimpleNamespace(path="tx/out", name="out", receiver_address="127.0.0.1", port=1, capacity=1,
                                   entity=types.SimpleNamespace(name="tx", device=None))
     out = OutLink(queue, Context())
     out.remote = {"path": "rx/in", "capacity": 4, "policy": policy}
@@ -96,6 +105,41 @@ def test_without_room_the_receivers_policy_decides():
     out = link(credits=0, policy=FAULT)
     with pytest.raises(QueueFullError, match="rx/in"):
         out.deliver(published(out, 1))
+
+
+def test_past_the_room_policy_0_sends_anyway_past_the_credits():
+    out = link(credits=1, policy=POP)
+    out.deliver(published(out, 1))
+    out.deliver(published(out, 2))  # no room: sent now, and the receiver drops its oldest
+    assert out.conn.channel.forced == [False, True] and out.free() == -1
+
+
+def test_messages_waiting_for_credits_go_on_the_next_connection_in_order():
+    out = link(credits=3)
+    messages = [published(out, n) for n in range(3)]
+    for m in messages:
+        out.deliver(m)
+    old = out.conn
+    old.channel.waiting = 2  # the first was posted; two wait for the receiver's credits
+    carried = out._take_waiting(old)
+    assert [kept[0] for kept in carried] == messages[1:] and old.queued == 1 and len(old.keep) == 1
+    new = Connection(None, Channel())
+    out.credits = 4
+    out._resend(new, carried)
+    assert [header for header, _, _ in new.channel.sends] == [wire.encode(m, "tx/out")[0] for m in messages[1:]]
+    assert new.queued == 2 and list(new.keep) == carried and out.free() == 2
+
+
+def test_messages_waiting_for_a_receiver_that_ended_let_go_of_their_staging():
+    out = link(credits=3)
+    out.staging = Staging()
+    for n in range(3):
+        out.deliver(published(out, n))
+    out.conn.keep = collections.deque((m, h, b, ["block"] if i else None, None) for i, (m, h, b, _, _)
+                                      in enumerate(out.conn.keep))
+    out.conn.channel.waiting = 2
+    assert out._discard_waiting(out.conn) == 2
+    assert out.staging.given_back == [["block"], ["block"]] and out.conn.queued == 1
 
 
 def test_credits_come_back_from_the_connections_channel_only():

@@ -58,6 +58,7 @@ class OutLink(Link, SendPath):
         self.sent = 0
         self.lost = 0
         self.unsettled = None  # of a lost connection: (messages handed to it, not confirmed, sent)
+        self.carried = []  # of a lost connection: the messages it never sent, for the next one
         self.reconnects = 0
         self.reconnecting = False
         self.reconnector = None
@@ -65,6 +66,8 @@ class OutLink(Link, SendPath):
         self.staging = DeviceStaging()
         self.encoded = collections.deque(maxlen=ENCODED_KEPT)
         self.ordinal = self.queue.entity.device or 0
+        # Its own queue's capacity: as many published messages may wait here for the remote room.
+        self.window = self.queue.capacity
 
     @property
     def peer(self):
@@ -78,7 +81,7 @@ class OutLink(Link, SendPath):
         with self.lock:
             if self.remote is None or self.peer_ended or self.failure is not None:
                 return False
-            return self.reconnecting or (not self.finished and self.credits < self.remote["capacity"])
+            return self.reconnecting or (not self.finished and self.credits < self.remote["capacity"] + self.window)
 
     def finish(self):
         """Its entity will not publish again: a goodbye follows what is queued,
@@ -118,7 +121,8 @@ class OutLink(Link, SendPath):
             return False
         if policy == FAULT:
             raise QueueFullError(f"{self.where}: the UcxReceiver {self.remote['path']} at {self.peer} is "
-                                 f"full (capacity {self.remote['capacity']}, policy 2: fault); add a "
+                                 f"full (capacity {self.remote['capacity']}, policy 2: fault), and {self.window} "
+                                 f"more wait here for its room (this transmitter's capacity); add a "
                                  f"DownstreamReceptiveSchedulingTerm on {self.queue.name}")
         return True  # policy 0: sent anyway; the receiver drops its oldest and gives that credit back
 
@@ -202,12 +206,16 @@ class OutLink(Link, SendPath):
     def _begin(self, ep, reply, channel):
         """``ep`` becomes the connection, ``channel`` its data path: the room
         is what the receiver grants (its capacity, less what its queue still
-        holds of a lost connection)."""
+        holds of a lost connection), and the window: that many messages more
+        wait on this side, and the data path posts them as credits arrive."""
         conn = Connection(ep, channel)
+        channel.gate(int(reply["credits"]))
         with self.lock:
             self.remote = {"path": reply["path"], "capacity": int(reply["capacity"]), "policy": int(reply["policy"])}
-            self.credits = int(reply["credits"])
+            self.credits = int(reply["credits"]) + self.window
             self.conn, self.reconnecting = conn, False
+            carried, self.carried = self.carried, []
+            self._resend(conn, carried)  # those the lost connection never sent, first
             if self.finished:  # the entity ended while there was no connection: the receiver still hears the goodbye
                 self._bye(conn)
         conn.tasks = [asyncio.get_running_loop().create_task(self._control_loop(conn))]
@@ -226,6 +234,8 @@ class OutLink(Link, SendPath):
                     with self.lock:
                         self.peer_ended = True
                         self.credits = 0
+                        # Those waiting for its credits will not get one: dropped, as one published now is.
+                        self.dropped += self._discard_waiting(conn)
                         self.finished = True
                         self._bye(conn)  # the receiver's close waits for it
                     self.context.wake()
@@ -250,9 +260,13 @@ class OutLink(Link, SendPath):
             again = self.context.reconnect and not self.peer_ended
             self._settle_sent(conn)
             if again:
-                # The receiver's queue is in order: its confirmations (credits) go first to what it held
-                # before this connection, so what it had not confirmed of ours is the lesser of the two.
-                unconfirmed = max(0, min(conn.queued, self.remote["capacity"] - self.credits))
+                # Those still waiting on this side for its credits were never sent: they go on the next
+                # connection. The receiver's queue is in order: its confirmations (credits) go first to
+                # what it held before this connection, so what it had not confirmed of ours is the
+                # lesser of the two.
+                self.carried = self._take_waiting(conn)
+                room = self.credits + len(self.carried) - self.window  # the receiver's, as it last said
+                unconfirmed = max(0, min(conn.queued, self.remote["capacity"] - room))
                 self.unsettled = (conn.queued, unconfirmed, conn.sent)
                 self.credits, self.conn, self.reconnecting = 0, None, True
         if not again:
@@ -271,13 +285,13 @@ class OutLink(Link, SendPath):
             ep, reply, attempts = await self._dial(self.context.engine.ucxx,
                                                    started + self.context.connect_timeout_ms / 1000)
         except UcxError as exc:
-            self._settle(None)
+            self._settle(None, again=False)
             self._fail(UcxError(f"{text}, and was not made again: {str(exc).removeprefix(self.where + ': ')}"))
             return
         try:
             channel = await self._channel(ep, reply)
         except UcxError as exc:
-            self._settle(None)
+            self._settle(None, again=False)
             self._fail(exc)
             return
         self._settle(reply.get("arrived"))
@@ -290,14 +304,19 @@ class OutLink(Link, SendPath):
                     time.monotonic() - started, lost)
         self.context.wake()
 
-    def _settle(self, arrived):
+    def _settle(self, arrived, again=True):
         """Counts what the lost connection delivered and lost, so that every
         message handed to it is one of the two: delivered are the ``arrived``
         the receiver says it had of them or, where it cannot say (restarted,
         or none came back), those it had confirmed (read or dropped); the
         rest is lost. UCX's own completions cannot tell: the loss cancels
-        sends that arrived, and an eager send completes before it does."""
+        sends that arrived, and an eager send completes before it does.
+        Those it never sent go on the next connection, or (not ``again``)
+        are lost too."""
         with self.lock:
+            if not again:
+                self.lost += len(self.carried)
+                self.carried = []
             if self.unsettled is None:
                 return
             queued, unconfirmed, sent = self.unsettled
@@ -312,7 +331,7 @@ class OutLink(Link, SendPath):
         if self.reconnector is not None and not self.reconnector.done():
             self.reconnector.cancel()
             await asyncio.gather(self.reconnector, return_exceptions=True)
-            self._settle(None)
+            self._settle(None, again=False)
         conn = self.conn
         if conn is not None and not failed and self.failure is None:
             with self.lock:

@@ -102,6 +102,7 @@ cdef extern from "ucp_subset.h" nogil:
     ctypedef struct ucp_api "cubind_ucp_api_t":
         ucs_status_t (*config_read)(const char *, const char *, ucp_config_ptr *) noexcept nogil
         void (*config_release)(ucp_config_ptr) noexcept nogil
+        ucs_status_t (*config_modify)(ucp_config_ptr, const char *, const char *) noexcept nogil
         ucs_status_t (*init_version)(unsigned, unsigned, const ucp_params *, ucp_config_ptr, ucp_context_h *) noexcept nogil
         void (*cleanup)(ucp_context_h) noexcept nogil
         ucs_status_t (*worker_create)(ucp_context_h, const ucp_worker_params *, ucp_worker_h *) noexcept nogil
@@ -144,6 +145,8 @@ cdef enum:
     SPIN_NS = 200000
     # How long the pump's thread stays parked after a thread left poll() (``_loop``).
     HANDOVER_NS = 1000000
+    # How long a forced close waits for requests UCX cannot cancel before it gives them up.
+    ABANDON_NS = 1000000000
     # Channels whose news one turn hands their owners; more wait for the next turn.
     NEWS_MAX = 64
     TURN_WORK = 1
@@ -218,6 +221,8 @@ cdef struct out_t:  # a message to send
     int nreq
     cdrv.CUevent ready
     int posted
+    bint spends  # takes one of the receiver's credits (a message; not the goodbye)
+    bint forced  # posted past the credits, with all before it (a policy 0 message past the room)
     uint64_t t_queued
     uint64_t t_posted
 
@@ -248,6 +253,7 @@ cdef struct chan_t:
     cdrv.CUcontext ctx
     bint closing
     bint force
+    uint64_t close_ns  # when its close took its first step
     void *close_req
     bint closed
     bint notify
@@ -259,6 +265,12 @@ cdef struct chan_t:
     out_t *out_tail
     out_t *out_next  # the first not posted
     uint64_t sent
+    # Where ``gated`` (``Channel.gate``): messages are posted only while the receiver's credits
+    # last (``wire``, spent by each post, given back by its notes); the rest wait here, in order,
+    # and leave from a turn as the notes arrive, without a call to Python.
+    bint gated
+    int64_t wire
+    int forced  # forced messages queued, not posted
     void *credit_req
     uint64_t credit_buf
     uint64_t credits_in

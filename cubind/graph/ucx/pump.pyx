@@ -41,6 +41,8 @@ from libc.string cimport memcpy, memset
 
 cimport cuda.cdriver as cdrv
 
+import os
+
 
 # The counters' names, in the order of pump.pxd's S_ constants.
 STAT_NAMES = ("turns_thread", "turns_poll", "wakes", "sleeps", "polls", "poll_ns", "poll_news", "headers",
@@ -146,6 +148,13 @@ cdef int _done(void **req, ucs_status_t *status) noexcept nogil:
     if st < 0 and status[0] == UCS_OK:
         status[0] = st
     return 1
+
+
+cdef inline void _let_go(void **req) noexcept nogil:
+    """``req[0]`` given up: UCX frees it when it ends."""
+    if req[0] != NULL:
+        ucp.request_free(req[0])
+        req[0] = NULL
 
 
 cdef inline void _fail(chan_t *ch, ucs_status_t st, const char *what) noexcept nogil:
@@ -260,6 +269,15 @@ cdef class Pump:
         st = ucp.config_read(NULL, NULL, &config)
         if st != UCS_OK:
             raise PumpError(f"ucp_config_read: {_status(st)}")
+        if "UCX_TLS" not in os.environ:
+            # Every transport but CMA, unless the user names them. A host buffer's rendezvous by
+            # CMA reads the peer's memory with process_vm_readv, and where the peer has died
+            # meanwhile UCX aborts this process (the same-place endpoints have no peer-failure
+            # handling: it would leave TCP alone). Shared memory carries those buffers instead.
+            st = ucp.config_modify(config, b"TLS", b"^cma")
+            if st != UCS_OK:
+                ucp.config_release(config)
+                raise PumpError(f"ucp_config_modify TLS=^cma: {_status(st)}")
         memset(&params, 0, sizeof(params))
         params.field_mask = PARAM_FIELD_FEATURES
         params.features = FEATURE_TAG | FEATURE_WAKEUP
@@ -393,6 +411,8 @@ cdef class Pump:
                 _free_out(o)
                 continue
             self.st[S_TX_QUEUED] += 1
+            if o.forced:
+                ch.forced += 1
             if turned:
                 self.st[S_TAKEN_UP] += 1
             if ch.out_tail == NULL:
@@ -688,14 +708,21 @@ cdef class Pump:
         cdef bint all_done
         self._drain(ch, True)
         self._credit_notes(ch)
-        # Posts, in order, each once its ready event says the producer's work is done.
+        # Posts, in order, each once its ready event says the producer's work is done and, on a
+        # gated channel, while credits last (or a forced message waits further on).
         while ch.out_next != NULL and ch.failure == UCS_OK:
             o = ch.out_next
+            if ch.gated and o.spends and ch.wire <= 0 and ch.forced == 0:
+                break
             if o.ready != NULL:
                 if cdrv.cuEventQuery(o.ready) == cdrv.CUDA_ERROR_NOT_READY:
                     break
                 o.ready = NULL
             self._post(ch, o)
+            if o.spends:
+                ch.wire -= 1
+            if o.forced:
+                ch.forced -= 1
             ch.out_next = o.next
         # Completions, in order.
         while ch.out_head != NULL and ch.out_head.posted:
@@ -735,6 +762,7 @@ cdef class Pump:
                 _fail(ch, st, "a credit's receive")
                 break
             _add_u64(&ch.credits_in, ch.credit_buf)  # taken without the lock (``take_credits``)
+            ch.wire += <int64_t>ch.credit_buf  # spent by the posts of this turn and the next
             self.st[S_CREDIT_NOTES_IN] += 1
             ch.notify = True
             ch.credit_req = _posted(ucp.tag_recv_nbx(self.worker, &ch.credit_buf, 8, _tag(ch, TAG_CREDIT),
@@ -1025,10 +1053,47 @@ cdef class Pump:
                     busy |= not _done(&o.reqs[i], &st)
             o = o.next
         busy |= not _done(&ch.close_req, &st)
+        if ch.close_ns == 0:
+            ch.close_ns = _now_ns()
+        elif busy and ch.force and _now_ns() - ch.close_ns > ABANDON_NS:
+            self._abandon(ch)
+            busy = False
         if not busy:
             ch.closed = True
             ch.notify = True
         return busy
+
+    cdef void _abandon(self, chan_t *ch) noexcept nogil:
+        """A forced close's requests that did not end, given up (UCX frees
+        each when it ends, if ever). A receive matched to a rendezvous whose
+        sender died cannot be cancelled, and with no peer-failure handling on
+        the endpoint it never completes: the close waited for it forever (the
+        run's end with it). Its blocks are left to UCX, never reused."""
+        cdef out_t *o
+        cdef in_t *m
+        cdef int i
+        cdef bint stuck
+        _let_go(&ch.hdr_req)
+        _let_go(&ch.credit_req)
+        for i in range(CREDIT_SLOTS):
+            _let_go(&ch.credit_send_req[i])
+        m = ch.in_head
+        while m != NULL:
+            stuck = False
+            for i in range(m.nreq):
+                stuck |= m.reqs[i] != NULL
+                _let_go(&m.reqs[i])
+            if stuck:
+                for i in range(m.nbuf):
+                    m.blocks[i] = NULL  # UCX may still hold them
+            m = m.next
+        o = ch.out_head
+        while o != NULL:
+            if o.posted:
+                for i in range(o.nreq):
+                    _let_go(&o.reqs[i])
+            o = o.next
+        _let_go(&ch.close_req)
 
     cdef void _reap(self) noexcept nogil:
         """Drops the pump's hold on closed channels (freed once the Channel is gone too)."""
@@ -1200,14 +1265,15 @@ cdef class Channel:
     cdef chan_t *ch
     cdef readonly object owner
 
-    def send(self, bytes header, list buffers, uintptr_t ready=0):
+    def send(self, bytes header, list buffers, uintptr_t ready=0, bint forced=False):
         """Queues a message: its JSON ``header`` and ``buffers``, each a
         contiguous array (a ``cubind.Array``, an object with
         ``__cuda_array_interface__``, or host memory exporting its buffer:
         numpy's) or a ``(pointer, nbytes, device)`` tuple, sent once the
-        CUDA event ``ready`` (a handle, 0 for none) is complete. The
-        buffers must stay alive and unchanged until ``sent`` counts the
-        message."""
+        CUDA event ``ready`` (a handle, 0 for none) is complete and, on a
+        gated channel (``gate``), a credit is left; ``forced``: sent without
+        one, and the messages queued before it too. The buffers must stay
+        alive and unchanged until ``sent`` counts the message."""
         cdef size_t nbuf = len(buffers), i
         cdef out_t *o
         cdef prefix_t *p
@@ -1243,6 +1309,7 @@ cdef class Channel:
                 raise MemoryError()
             memcpy(o.rest, json + inframe, o.rest_len)
         o.ready = <cdrv.CUevent>ready
+        o.spends, o.forced = True, forced
         self._queue(o)
 
     def bye(self, uint64_t count):
@@ -1305,6 +1372,58 @@ cdef class Channel:
                 pump._serve_now(self.ch)  # the note posted here
                 pump._wake()
             pthread_mutex_unlock(&pump.mu)
+
+    def gate(self, int64_t credits):
+        """From now on messages are posted only while the receiver's credits
+        last: ``credits`` (its grant on connecting), then one per credit its
+        notes give back. The rest wait in order and are posted by the turn
+        that takes the note, so that a transmitter may publish ahead of the
+        credits and its next message leaves as soon as one arrives. Before
+        the first ``send``."""
+        with nogil:
+            self.pump._lock(S_LOCK_WAITS)
+            self.ch.gated, self.ch.wire = True, credits
+            pthread_mutex_unlock(&self.pump.mu)
+
+    def discard(self):
+        """The messages queued and not posted (waiting for credits) dropped,
+        a goodbye queued after them kept, its count less them: how many. For
+        a receiver that ended, which gives no credit again."""
+        cdef chan_t *ch = self.ch
+        cdef out_t *o
+        cdef out_t *prev = NULL
+        cdef out_t *nxt
+        cdef out_t *first = NULL
+        cdef uint64_t n = 0
+        with nogil:
+            self.pump._lock(S_LOCK_WAITS)
+            self.pump._drain(ch, False)
+            o = ch.out_head
+            while o != NULL and o != ch.out_next:  # the posted ones stay until complete
+                prev, o = o, o.next
+            while o != NULL:
+                nxt = o.next
+                if o.spends:
+                    if prev == NULL:
+                        ch.out_head = nxt
+                    else:
+                        prev.next = nxt
+                    if o.forced:
+                        ch.forced -= 1
+                    _free_out(o)
+                    n += 1
+                else:  # a goodbye: it counts the messages queued before it
+                    (<prefix_t *>o.frame).value -= n
+                    if first == NULL:
+                        first = o
+                    prev = o
+                o = nxt
+            ch.out_tail = prev
+            ch.out_next = first
+            if ch.out_head == NULL:
+                ch.out_tail = NULL
+            pthread_mutex_unlock(&self.pump.mu)
+        return n
 
     def take_credits(self):
         """The credits that arrived since the last call: taken without the

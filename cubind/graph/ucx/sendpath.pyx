@@ -122,6 +122,10 @@ cdef class SendPath:
     cdef public object encoded
     cdef public object staging  # staging.DeviceStaging
     cdef public int ordinal  # the transmitting entity's device
+    # Messages that may wait on this side for the receiver's credits (the transmitter's capacity):
+    # the room is the remote queue's plus these. The data path posts a waiting one as a credit
+    # arrives (``pump.Channel.gate``), not after the producer's next tick.
+    cdef public long long window
 
     def free(self):
         # One field read, as whole without the lock as with it (the scheduler asks before each tick).
@@ -147,7 +151,8 @@ cdef class SendPath:
 
     def deliver(self, message):
         cdef Connection conn
-        cdef object keep, taken, copied
+        cdef object taken = None, copied
+        cdef bint forced = False
         header, buffers = self._encoding(message)
         ready = message.ready_event
         with self.lock:
@@ -155,27 +160,31 @@ cdef class SendPath:
             if self.failure is not None or self.reconnecting or self.peer_ended or self.credits <= 0:
                 if not self._room_anyway():
                     return
-            self.credits -= 1
+                forced = True  # policy 0 past the room: sent now, the receiver drops its oldest
             conn = self.conn
-            channel = conn.channel
-            if channel.sent != conn.sent:
+            if conn.channel.sent != conn.sent:
                 self._settle_sent(conn)
-            if ready is None:
-                keep = (message, buffers)
-                channel.send(header, buffers)
-            else:  # device tensors: sent from the device's primary context
-                if not conn.cuda:
-                    channel.use_cuda(self.context.engine.cuda_context(self.ordinal))
-                    conn.cuda = True
-                taken = None
-                if _may_be_pooled(buffers):
-                    buffers, taken, copied = self.staging.stage(buffers, self.ordinal, ready)
-                    if taken:  # sent once the copies are done (they follow the producer's work)
-                        ready = copied
-                keep = (message, buffers, taken, ready)
-                channel.send(header, buffers, int(ready.handle))
-            conn.queued += 1
-            conn.keep.append(keep)
+            if ready is not None and _may_be_pooled(buffers):
+                buffers, taken, copied = self.staging.stage(buffers, self.ordinal, ready)
+                if taken:  # sent once the copies are done (they follow the producer's work)
+                    ready = copied
+            self._hand_over(conn, (message, header, buffers, taken, ready), forced)
+
+    cdef _hand_over(self, Connection conn, tuple kept, bint forced):
+        """``kept`` (a message, its header, buffers, staging blocks and ready
+        event) to ``conn``'s data path, which holds it until sent (the lock
+        held); device buffers go from the device's primary context."""
+        ready = kept[4]
+        if ready is None:
+            conn.channel.send(kept[1], kept[2], 0, forced)
+        else:
+            if not conn.cuda:
+                conn.channel.use_cuda(self.context.engine.cuda_context(self.ordinal))
+                conn.cuda = True
+            conn.channel.send(kept[1], kept[2], int(ready.handle), forced)
+        self.credits -= 1
+        conn.queued += 1
+        conn.keep.append(kept)
 
     cpdef _settle_sent(self, Connection conn):
         """Counts the messages the data path sent since the last look, and
@@ -184,10 +193,36 @@ cdef class SendPath:
         cdef long long i
         for i in range(done):
             kept = conn.keep.popleft()
-            if len(<tuple>kept) == 4 and (<tuple>kept)[2]:
-                self.staging.give_back((<tuple>kept)[2])
+            if (<tuple>kept)[3]:
+                self.staging.give_back((<tuple>kept)[3])
         conn.sent += done
         self.sent += done
+
+    cpdef list _take_waiting(self, Connection conn):
+        """The messages still waiting on ``conn`` for credits, taken from its
+        data path (never sent), in order, with what they hold (the lock held)."""
+        cdef long long n = conn.channel.discard(), i
+        cdef list taken = [conn.keep.pop() for i in range(n)]  # the newest: posts go in order
+        taken.reverse()
+        conn.queued -= n
+        return taken
+
+    cpdef long long _discard_waiting(self, Connection conn) except -1:
+        """The messages still waiting for credits on ``conn`` dropped (the
+        receiver ended: none come again), and what they held let go (the
+        lock held); their count."""
+        cdef list taken = self._take_waiting(conn)
+        for kept in taken:
+            if (<tuple>kept)[3]:
+                self.staging.give_back((<tuple>kept)[3])
+        return len(taken)
+
+    cpdef _resend(self, Connection conn, list carried):
+        """Messages taken from a lost connection before they were sent
+        (``_take_waiting``), handed to ``conn``, the new one, in order (the
+        lock held): they spend its credits as they would have the old one's."""
+        for kept in carried:
+            self._hand_over(conn, <tuple>kept, False)
 
     def pump_ready(self, channel):
         """On the pump's thread: credits arrived, or the data path failed."""

@@ -110,6 +110,7 @@ typedef struct {
 typedef struct {
     cubind_ucs_status_t (*config_read)(const char *, const char *, cubind_ucp_config_ptr *);
     void (*config_release)(cubind_ucp_config_ptr);
+    cubind_ucs_status_t (*config_modify)(cubind_ucp_config_ptr, const char *, const char *);
     cubind_ucs_status_t (*init_version)(unsigned, unsigned, const cubind_ucp_params_t *, cubind_ucp_config_ptr, cubind_ucp_context_h *);
     void (*cleanup)(cubind_ucp_context_h);
     cubind_ucs_status_t (*worker_create)(cubind_ucp_context_h, const cubind_ucp_worker_params_t *, cubind_ucp_worker_h *);
@@ -153,6 +154,7 @@ static int cubind_ucp_load(const char *ucp, const char *ucs, char *error, size_t
     } while (0)
     CUBIND_UCP_SYM(lib, config_read, "ucp_config_read");
     CUBIND_UCP_SYM(lib, config_release, "ucp_config_release");
+    CUBIND_UCP_SYM(lib, config_modify, "ucp_config_modify");
     CUBIND_UCP_SYM(lib, init_version, "ucp_init_version");
     CUBIND_UCP_SYM(lib, cleanup, "ucp_cleanup");
     CUBIND_UCP_SYM(lib, worker_create, "ucp_worker_create");
