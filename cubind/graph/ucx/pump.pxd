@@ -169,7 +169,7 @@ cdef enum:
     S_RX_TAKE_NS  # from a message complete to Python taking it
     S_RX_TAKEN
     S_TX_QUEUED
-    S_TX_READY_NS  # from a message queued to its sends posted (its ready event)
+    S_TX_READY_NS  # from a message queued to its sends posted (its ready event; a credit, on a gated channel)
     S_TX_DONE_NS  # from posted to every send complete
     S_TX_SENT
     S_CREDIT_NOTES_SENT
