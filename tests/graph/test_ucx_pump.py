@@ -531,6 +531,53 @@ def test_messages_sent_on_many_threads_while_the_pumps_thread_dozes_and_wakes_al
     assert 0 < stats["taken_up"] < threads * each  # both ways: taken by a turn, and posted by a caller
 
 
+def test_a_gated_channel_under_many_senders_and_a_crediting_reader_never_exceeds_its_credits(pair):
+    """Stress: four threads send at once on a gated channel, at the shortest
+    switch interval, while a reader credits each message it takes (from its
+    own thread, without the pump's lock). The pump spends and takes back
+    the credits under its lock: at no moment has the receiver more messages
+    than it granted, every message arrives once, each thread's in order,
+    and the transmitter ends idle with all of them sent."""
+    tx, rx, _, _ = pair
+    threads, each, grant = 4, 250, 3
+    small, large = np.arange(16, dtype=np.uint8), np.arange(100_000, dtype=np.float32)  # eager, rendezvous
+    tx.gate(grant)
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    start = threading.Barrier(threads)
+
+    def send(t):
+        start.wait()
+        for i in range(each):
+            tx.send(b'{"t": %d, "i": %d}' % (t, i), [host(large if i % 5 == 0 else small)])
+
+    senders = [threading.Thread(target=send, args=(t,)) for t in range(threads)]
+    got, credited, most = [], 0, 0
+    try:
+        for t in senders:
+            t.start()
+        deadline = time.monotonic() + 30
+        while len(got) < threads * each:
+            assert time.monotonic() < deadline, f"{len(got)} of {threads * each} arrived"
+            items = rx.take()
+            got += [header for header, _ in items]
+            most = max(most, len(got) - credited)
+            if items:
+                rx.credit(len(items))
+                credited += len(items)
+        for t in senders:
+            t.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert most <= grant  # never more than the credits allowed in the receiver's hands
+    wait_for(lambda: tx.idle and tx.sent == threads * each)
+    order = {t: [] for t in range(threads)}
+    for header in got:
+        t, i = (int(part.split(b":")[1]) for part in header.strip(b"{}").split(b","))
+        order[t].append(i)
+    assert order == {t: list(range(each)) for t in range(threads)}
+
+
 def test_several_pollers_at_once_take_every_message_once_and_then_leave_the_pump_to_its_thread(pair):
     """Stress: a poll holds the pump's lock once per turn, its arrival riding
     on its first turn and its departure and news on its last (``Pump.poll``).
