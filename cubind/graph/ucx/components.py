@@ -270,7 +270,9 @@ class UcxReceiver(Receiver, gxf_type="UcxReceiver"):
 class UcxTransmitter(Transmitter, gxf_type="UcxTransmitter"):
     """Connects to the ``UcxReceiver`` at ``receiver_address:port``; what it
     publishes is sent there after each tick. Its ``targets`` hold the
-    connection, whose room is the remote queue's (credits)."""
+    connection, whose room is the remote queue's (credits) plus this
+    transmitter's ``capacity``: that many messages wait on the data path
+    for credits, each sent as one arrives."""
 
     receiver_address = Parameter(str, "0.0.0.0")
     port = Parameter(int, 13337)
