@@ -1505,11 +1505,14 @@ cdef class Channel:
     def close(self, bint force=False):
         """Ends the channel: what it waits for is cancelled and its endpoint
         closed (``force``: without flushing, towards a peer that is gone).
-        Messages not yet sent are dropped."""
+        Messages not yet sent are dropped. A close may be forced later, when
+        its flush does not end: what it still waits for is then given up
+        (``ABANDON_NS`` after its first step)."""
         with nogil:
             self.pump._lock(S_LOCK_WAITS)
-            if not self.ch.closing:
-                self.ch.closing, self.ch.force = True, force
+            if not self.ch.closing or (force and not self.ch.force):
+                self.ch.closing = True
+                self.ch.force = self.ch.force or force
                 self.pump._wake()
             pthread_mutex_unlock(&self.pump.mu)
 
