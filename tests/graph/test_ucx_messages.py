@@ -381,18 +381,21 @@ def test_the_downstream_receptive_term_sees_the_remote_queues_room(ucxx_needed):
     assert len(sink.seen) == 30 and result.messages["b/in"]["dropped"] == 0
 
 
+# Without the term the producer ticks on while the slow sink sleeps (two workers), so it outruns the
+# room, the remote queue's and its own capacity's: on one worker the two could take turns that the
+# room of two always covered (a fast host sent all 100 below).
 def test_without_the_term_a_full_remote_queue_of_policy_2_fails_the_producer_naming_it(ucxx_needed):
-    g, _, _ = loopback(count=200, rx_capacity=1, rx_policy=2, receptive=False, pause_s=0.01)
+    g, _, scheduler = loopback(count=200, rx_capacity=1, rx_policy=2, receptive=False, pause_s=0.01, threads=2)
     with pytest.raises(gx.CodeletError) as info:
-        g.run()
+        g.run(scheduler)
     assert info.value.entity == "a"
     assert "the UcxReceiver b/in at 127.0.0.1:" in str(info.value.__cause__)
     assert "is full (capacity 1, policy 2: fault)" in str(info.value.__cause__)
 
 
 def test_a_remote_queue_of_policy_1_rejects_at_the_producer_and_counts_every_message(ucxx_needed):
-    g, sink, _ = loopback(count=100, rx_capacity=1, rx_policy=1, receptive=False, pause_s=0.002)
-    result = g.run()
+    g, sink, scheduler = loopback(count=100, rx_capacity=1, rx_policy=1, receptive=False, pause_s=0.002, threads=2)
+    result = g.run(scheduler)
     sent, dropped = result.messages["a/out"]["sent"], result.messages["a/out"]["dropped"]
     assert sent + dropped == 100 and dropped > 0
     assert result.messages["b/in"]["received"] == sent == len(sink.seen)
