@@ -300,7 +300,9 @@ import json, sys, time
 import numpy as np
 from cubind import graph as gx
 role, port, count, size, storage = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-capacity = int(sys.argv[6]) if len(sys.argv) > 6 else 4  # the receiving queue's: messages in flight
+# Both queues' capacity: the receiving queue's is the messages on the wire (credits); as many more
+# may wait, produced, on the transmitter's side for them.
+capacity = int(sys.argv[6]) if len(sys.argv) > 6 else 4
 device = bool(size) and storage.startswith("device")
 
 class Tx(gx.Codelet):
@@ -471,9 +473,9 @@ PUMP_TURNS = ("turns_thread", "turns_parked", "turns_poll")
 
 
 def two_process_row(name, count, size=0, storage="host", environ=None, in_flight=4):
-    """A two-process row (``size`` 0: empty messages; ``in_flight`` the
-    receiving queue's capacity); where its parts fail, a row saying so (the
-    other rows still run)."""
+    """A two-process row (``size`` 0: empty messages; ``in_flight`` both
+    queues' capacity, the messages on the wire); where its parts fail, a row
+    saying so (the other rows still run)."""
     try:
         r = two_processes(count, size, storage, timeout=ROW_TIMEOUT_S, environ=environ, capacity=in_flight)
     except (RuntimeError, ValueError, IndexError) as exc:  # a part failed, or printed no result
@@ -886,8 +888,9 @@ def main():
     parser.add_argument("--ucx-floor", metavar="BINARY",
                         help="bench/ucx_floor.c built (see its header): UCX's own rows in C beside ours")
     parser.add_argument("--in-flight", type=int, default=4, metavar="N",
-                        help="messages in flight across processes: the receiving queues' capacity and the floor's "
-                             "sends (4, the issue's)")
+                        help="messages in flight across processes: both UCX queues' capacity (on the wire: the "
+                             "receiving queue's; as many more may wait at the transmitter) and the floor's sends "
+                             "(4, the issue's)")
     args = parser.parse_args()
     if args.remote_only and args.local_only:
         parser.error("--remote-only and --local-only: choose one")
