@@ -137,6 +137,26 @@ def test_the_transmitters_calls_are_timed_between_two_processes():
     assert "delivery: staging (DeviceStaging.stage)" not in calls  # host tensors are never staged
 
 
+@pytest.mark.parametrize("side, function", [("tx", "components.py:{} publish"), ("rx", "components.py:{} receive")])
+def test_the_python_calls_of_a_message_are_counted_on_either_side(side, function):
+    """bench/ucx_python_calls.py with host tensors: the profiled side's
+    UcxTransmitter.publish or UcxReceiver.receive runs once a message."""
+    pytest.importorskip("ucxx", reason="ucxx is not installed (cubind[ucx])")
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import ucx_python_calls
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    from cubind.graph.ucx import components
+
+    method = components.UcxTransmitter.publish if side == "tx" else components.UcxReceiver.receive
+    row = ucx_python_calls.run(side, 4096, "host", 200, min_calls=0.3, timeout=120)
+    assert row["messages_per_s"] > 0 and row["side"] == side
+    calls = {f["function"]: f for f in row["functions"]}
+    found = calls[function.format(method.__code__.co_firstlineno)]
+    assert 0.95 <= found["calls"] <= 1.05 and found["cumulative_us"] > 0, found
+
+
 def test_pipeline_floor_runs_its_calls_on_the_emulated_driver(tmp_path, fake_driver):
     """bench/pipeline_floor.c (the resident pipeline's driver calls from C, the
     floor of graph_messages.py's row) builds against the toolkit and runs
