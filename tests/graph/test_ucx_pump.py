@@ -74,6 +74,16 @@ def received(rx, count):
     return items
 
 
+def per_sender(headers, threads):
+    """Each sending thread's message numbers, in the order they arrived
+    (headers ``{"t": thread, "i": number}``)."""
+    order = {t: [] for t in range(threads)}
+    for header in headers:
+        t, i = (int(part.split(b":")[1]) for part in header.strip(b"{}").split(b","))
+        order[t].append(i)
+    return order
+
+
 def test_messages_cross_whole_and_in_order_with_their_buffers_and_the_goodbye_last(pair):
     tx, rx, _, rx_owner = pair
     arrays = [np.arange(n, dtype=np.float32) for n in (1, 1000, 250_000)]  # eager to rendezvous sizes
@@ -526,11 +536,7 @@ def test_messages_sent_on_many_threads_while_the_pumps_thread_dozes_and_wakes_al
     finally:
         sys.setswitchinterval(switch)
     wait_for(lambda: tx.idle and tx.sent == threads * each)
-    order = {t: [] for t in range(threads)}
-    for header in got:
-        t, i = (int(part.split(b":")[1]) for part in header.strip(b"{}").split(b","))
-        order[t].append(i)
-    assert order == {t: list(range(each)) for t in range(threads)}
+    assert per_sender(got, threads) == {t: list(range(each)) for t in range(threads)}
     stats = pump.stats()
     assert stats["tx_queued"] == threads * each
     assert 0 < stats["taken_up"] < threads * each  # both ways: taken by a turn, and posted by a caller
@@ -576,11 +582,7 @@ def test_a_gated_channel_under_many_senders_and_a_crediting_reader_never_exceeds
         sys.setswitchinterval(switch)
     assert most <= grant  # never more than the credits allowed in the receiver's hands
     wait_for(lambda: tx.idle and tx.sent == threads * each)
-    order = {t: [] for t in range(threads)}
-    for header in got:
-        t, i = (int(part.split(b":")[1]) for part in header.strip(b"{}").split(b","))
-        order[t].append(i)
-    assert order == {t: list(range(each)) for t in range(threads)}
+    assert per_sender(got, threads) == {t: list(range(each)) for t in range(threads)}
 
 
 def test_several_pollers_at_once_take_every_message_once_and_then_leave_the_pump_to_its_thread(pair):
