@@ -7,8 +7,11 @@ and the bound. Each part is a process killed as a crash kills it
 (SIGKILL, no goodbye) and started again by the same command.
 
 The counts are exact because the ping pair's queues hold one message and
-its producer waits for room: a part dies at a tick that only comes once the
-peer confirmed everything before it (tests/graph/ucx_parts/codelets.py)."""
+its producer waits for room (tests/graph/ucx_parts/codelets.py): a receiver
+dies at a tick that comes once everything before it arrived, and the one
+message its transmitter keeps waiting for a credit (its capacity) goes on
+the next connection. A transmitter that dies may have its last message on
+its way: the receiver's counts say whether it arrived."""
 
 import re
 import signal
