@@ -1,8 +1,6 @@
 """The graph: entities and the connections between their queues; ``run()``
 hands it to a scheduler."""
 
-import threading
-
 from cubind.graph.model.clock import Clock, RealtimeClock
 from cubind.graph.model.codelet import Codelet
 from cubind.graph.model.component import Component
@@ -41,7 +39,9 @@ class Graph:
         self.clock = None
         self.scheduler = None
         self._finalized = False
-        self._interrupted = threading.Event()
+        # A flag, not a threading.Event: the scheduler's loop reads it before every pick (an
+        # Event's is_set was two Python calls a message), and one store is safe from any thread.
+        self._interrupted = False
         self._system = None
         self.resident_chains = []
         self._declared_chains = False
@@ -148,13 +148,13 @@ class Graph:
             taken = {n for c in self.resident_chains for n in c.names}
             self.resident_chains += [ResidentChain(self, line) for line in declared_lines(self, taken)]
             self._declared_chains = False
-        self._interrupted.clear()
+        self._interrupted = False
         return scheduler.run(self)
 
     def interrupt(self):
         """Stops a running graph soon (safe from a signal handler or another thread)."""
-        self._interrupted.set()
+        self._interrupted = True
 
     @property
     def interrupted(self):
-        return self._interrupted.is_set()
+        return self._interrupted

@@ -364,7 +364,7 @@ cdef class Run:
         while True:
             if self.reason is not None:
                 return None
-            if self.graph.interrupted:
+            if self.graph._interrupted:  # Graph.interrupted's flag, without the property's call
                 self._stop("interrupted")
                 return None
             if self.sources and self._source_failed():
