@@ -52,7 +52,7 @@ from cubind.graph.ucx import components as _components, outlink as _outlink
 _timed(_Message, "add_tensor", "message add_tensor")
 _timed(_components, "encode_published", "publish: the header (sendpath.encode_published)")
 _timed(_ordering, "publish_order", "publish: the ready event (ordering.publish_order)")
-_timed(_queues.Transmitter, "publish", "publish: the queue, ready event included")
+_timed(_queues.Transmitter, "_publish", "publish: the queue, ready event included")
 _timed(_components.UcxTransmitter, "publish", "publish, all of it")
 _timed(_outlink.OutLink, "deliver", "delivery (OutLink.deliver)")
 _timed(_outlink.DeviceStaging, "stage", "delivery: staging (DeviceStaging.stage)")

@@ -103,14 +103,20 @@ class Transmitter(_Queue):
         """Queues ``message``: its ``Timestamp`` gets the clock's ``pubtime``
         where it has none, and device tensors an event after the work queued
         so far on this codelet's stream."""
+        self._publish(message)
+
+    def _publish(self, message):
+        """``publish``'s steps; whether it stamped ``pubtime`` (a UcxTransmitter's header then changed)."""
         if not isinstance(message, Message):
             raise TypeError(f"message: expected a cubind.graph Message, not {type(message).__name__}")
-        stamp = message.timestamp()
-        if stamp is not None and getattr(stamp, "pubtime", 0) is None:
+        stamp = message._components.get("timestamp")  # message.timestamp(), without its call
+        stamped = stamp is not None and getattr(stamp, "pubtime", 0) is None
+        if stamped:
             stamp.pubtime = self.entity.graph.clock.timestamp()
         ordering.publish_order(message)
         if self.stages.push(message) == 2:  # _push's step, without its call: every message publishes
             raise self.full_error()
+        return stamped
 
     def sync(self):
         """Takes the messages published (after the entity's tick)."""

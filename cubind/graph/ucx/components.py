@@ -298,10 +298,7 @@ class UcxTransmitter(Transmitter, gxf_type="UcxTransmitter"):
         """As a double-buffer transmitter's, after checking that ``message``
         can cross a process (an error here names the codelet that published it)."""
         encoded = encode_published(message, *self._encode_args)
-        stamp = message.timestamp()  # a Message: encode said so
-        stamped = stamp is not None and getattr(stamp, "pubtime", 0) is None  # publish stamps it: encoded again
-        super().publish(message)
-        if not stamped:
+        if not self._publish(message):  # one that publish stamped is encoded again at delivery
             self.link.remember(message, encoded)
 
 
