@@ -163,3 +163,25 @@ def test_assemble_keeps_the_order_of_the_header():
     assert got.timestamp().acqtime == 5 and got.get("v") == [1, "a"] and got.tensor("x").storage == "host"
     with pytest.raises(ValueError, match="arrays: 0 given, fewer than the header's tensors"):
         recvpath.assemble(entries, [])
+
+
+def test_a_received_message_has_every_field_a_made_one_has_and_an_id_of_its_own():
+    # recvpath makes received messages without Message() (its call was a share of a message's cost).
+    channel = Channel([sent(np.ones(2), n=1), sent(np.ones(2), n=2)])
+    rx = link(channel)
+    rx.pump_ready(channel)
+    made = gx.Message()
+    first, second = rx.queue.messages
+    for field in (f for f in type(made).__slots__ if f != "__weakref__"):
+        assert type(getattr(first, field)) is type(getattr(made, field)), field
+    assert len({first.eid, second.eid, made.eid}) == 3 and first.ready_event is None
+    assert first.names() == ["t0", "n"] and first.tensor("t0").data.tolist() == [1.0, 1.0]
+
+
+def test_a_header_naming_one_component_twice_ends_the_run():
+    entries = [{"name": "n", "kind": "value", "value": 1}, {"name": "n", "kind": "value", "value": 2}]
+    channel = Channel([(wire._dumps(entries), [])])
+    rx = link(channel)
+    rx.pump_ready(channel)
+    assert "message 1 from tx/out could not be received (ValueError: name: the message already has a " \
+           "component 'n')" in str(rx.failure) and rx.queue.messages == []

@@ -117,12 +117,21 @@ class Tensor:
 
     def __init__(self, name, data, storage=None):
         self.name = name
-        self.data = as_tensor_data(data)
-        device = _is_cubind_array(self.data)
+        self.data = data = as_tensor_data(data)
+        device = not isinstance(data, np.ndarray)  # as_tensor_data's answer is numpy's or cubind's
         self.storage = "device" if device else storage_name(storage or "host", f"{name}: storage")
         if device != (self.storage == "device"):
             raise ValueError(f"{name}: a {'device' if device else 'host'} array cannot have storage "
                              f"{self.storage!r}")
+
+    @classmethod
+    def _of(cls, name, data, storage):
+        """A tensor of ``data`` as it is: a ``cubind.Array`` with storage
+        "device", or a numpy array with "host" or "pinned" (the caller
+        made it so: a received message's, one per tensor, skips the checks)."""
+        self = cls.__new__(cls)
+        self.name, self.data, self.storage = name, data, storage
+        return self
 
     @property
     def description(self):
@@ -188,6 +197,7 @@ class Message:
     __slots__ = ("eid", "_components", "ready_event", "__weakref__")
 
     def __init__(self):
+        # A received message gets these fields in recvpath._message (compiled, without this call).
         self.eid = new_id()
         self._components = {}
         self.ready_event = None  # recorded at publish when the message carries device tensors

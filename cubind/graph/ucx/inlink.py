@@ -73,6 +73,7 @@ class InLink(Link, ReceivePath):
 
     def reset(self):
         super().reset()
+        self.allocator_asked = False  # the context's receive_allocator(): asked again at the first message
         self.listener = None
         self.connected = None  # the first connection: the run's open waits for it
         self.conn = None

@@ -16,6 +16,8 @@ class ReceivePath:
     failure: BaseException | None
     peer_ended: bool
     conn: Any
+    allocator: Any
+    allocator_asked: bool
     held: int
     received: int
     def grant(self, count: int) -> None: ...
