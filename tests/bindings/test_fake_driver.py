@@ -293,3 +293,34 @@ def test_sixteen_threads_resolving_their_first_functions_at_once(fake_driver):
     assert set(got["results"].values()) == {0}, got["results"]
     assert len(got["results"]) == 16
     assert {flags for _, _, flags in got["requests"]} == {2}
+
+
+def test_streams_made_and_destroyed_on_many_threads_each_get_a_handle_of_their_own(fake_driver):
+    """Stress: the stand-in hands out handles and records destroyed streams
+    on whichever threads call it at once (the binding lets the GIL go around
+    each call); two streams made at the same instant once got one handle,
+    and the second's destroy was refused as of a dead stream (a suite test of
+    eight threads' streams failed so, now and then)."""
+    got = run(fake_driver, """
+        import threading
+        sys.setswitchinterval(1e-6)
+        threads, each = 8, 20000
+        start, made, refused = threading.Barrier(threads), [[] for _ in range(threads)], []
+        def work(k):
+            start.wait()
+            for _ in range(each):
+                err, stream = cuda.cuStreamCreateWithPriority(0, 0)
+                assert err == 0, err
+                made[k].append(stream)
+            for stream in made[k]:
+                err, = cuda.cuStreamDestroy(stream)
+                if err:
+                    refused.append(int(err))
+            made[k] = [int(s) for s in made[k]]
+        pool = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
+        for t in pool: t.start()
+        for t in pool: t.join()
+        handles = [h for hs in made for h in hs]
+        print(json.dumps({"made": len(handles), "distinct": len(set(handles)), "refused": refused[:5]}))
+    """)
+    assert got == {"made": 160000, "distinct": 160000, "refused": []}

@@ -96,10 +96,12 @@ static void fake_log(const char *name, unsigned long long arg) {
     fclose(f);
 }
 
+/* Threads call in at once (a binding lets the GIL go around each call): a
+   handle is taken in one atomic step, or two streams made at the same
+   instant got one handle, and the second's destroy was refused as dead. */
 static unsigned long long fake_new(const char *name, unsigned long long size) {
-    unsigned long long h = fake_next_handle;
-    fake_next_handle += (size + 0xffff) & ~0xffffULL;
-    if (size == 0) fake_next_handle += 0x10000;
+    unsigned long long step = ((size + 0xffff) & ~0xffffULL) + (size == 0 ? 0x10000 : 0);
+    unsigned long long h = __atomic_fetch_add(&fake_next_handle, step, __ATOMIC_SEQ_CST);
     fake_log(name, h);
     return h;
 }
@@ -133,7 +135,9 @@ static int fake_captured(void *stream, int kind, const char *name);
 static unsigned long long fake_dead_streams[FAKE_DEAD_MAX];
 static int fake_dead_count = 0;
 static int fake_stream_dead(void *s) {
-    for (int i = 0; i < fake_dead_count; i++)
+    int n = __atomic_load_n(&fake_dead_count, __ATOMIC_SEQ_CST);
+    if (n > FAKE_DEAD_MAX) n = FAKE_DEAD_MAX;
+    for (int i = 0; i < n; i++)
         if (fake_dead_streams[i] == (unsigned long long)s) return 1;
     return 0;
 }
@@ -284,7 +288,9 @@ static int f_cuStreamDestroy(void *s) {
     if (fake_sticky) return fake_fail(__func__, fake_sticky);
     if (fake_stream_dead(s)) return fake_fail(__func__, 400);
     fake_log("cuStreamDestroy", (unsigned long long)s);
-    if (fake_dead_count < FAKE_DEAD_MAX) fake_dead_streams[fake_dead_count++] = (unsigned long long)s;
+    /* A slot of its own, taken atomically (destroys come from several threads at once). */
+    int slot = __atomic_fetch_add(&fake_dead_count, 1, __ATOMIC_SEQ_CST);
+    if (slot < FAKE_DEAD_MAX) __atomic_store_n(&fake_dead_streams[slot], (unsigned long long)s, __ATOMIC_SEQ_CST);
     return 0;
 }
 /* Events are the emulated GPU's too (emulated_events.c): used or destroyed
