@@ -111,6 +111,29 @@ def test_graph_messages_runs_its_two_parts_with_the_messages_in_flight_asked():
     assert graph_messages.device_count(1 << 20, 20000) == 20000
 
 
+def test_graph_messages_takes_rows_in_turn_and_reports_each_ones_median():
+    """``--remote-rounds``: the device rows and their floors measured in
+    turn, round after round; each row the run of median rate with every
+    run's rate beside it; a run that failed is the row, not averaged away."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import graph_messages
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    order, rates = [], {"a": iter([3, 1, 2]), "b": iter([10, 30, 20])}
+
+    def run(name):
+        order.append(name)
+        return {"row": name, "messages_per_s": next(rates[name])}
+
+    a, b = graph_messages.take_turns(3, lambda: run("a"), lambda: run("b"))
+    assert order == ["a", "b"] * 3
+    assert a == {"row": "a", "messages_per_s": 2, "runs": [3, 1, 2]}
+    assert b == {"row": "b", "messages_per_s": 20, "runs": [10, 30, 20]}
+    failed = {"row": "a", "failed": "a part failed"}
+    assert graph_messages.median_row([{"row": "a", "messages_per_s": 1}, failed]) == failed
+
+
 def test_the_transmitters_calls_are_timed_between_two_processes():
     """bench/ucx_transmitter_calls.py with host tensors: every wrapped call of
     the publishing path is counted once per message (its first left out),
