@@ -37,10 +37,13 @@ class Owner:
             self.changed.notify_all()
 
 
-def wait_for(check, timeout=10.0):
+def wait_for(check, timeout=10.0, what=None):
+    """Until ``check()`` holds; ``what`` (a callable) says in the failure
+    where the wait stood (a GPU run's log holds nothing else)."""
     deadline = time.monotonic() + timeout
     while not check():
-        assert time.monotonic() < deadline, "the data path did not get there in time"
+        assert time.monotonic() < deadline, \
+            "the data path did not get there in time" + ("" if what is None else f": {what()}")
         time.sleep(0.001)
 
 
@@ -612,19 +615,21 @@ def test_several_pollers_at_once_take_every_message_once_and_then_leave_the_pump
             t.start()
         for i in range(count):
             tx.send(b'{"i": %d}' % i, [host(large if i % 9 == 0 else small)])
-        wait_for(lambda: len(taken) >= count)
+        wait_for(lambda: len(taken) >= count, what=lambda: f"{len(taken)} of {count} taken, {pump.stats()}")
     finally:
         done.set()
         for t in threads:
             t.join(10)
         sys.setswitchinterval(switch)
     assert taken == [b'{"i": %d}' % i for i in range(count)]
-    assert rx_owner.threads & {t.name for t in threads}  # (a poll without news lets the pump's thread turn)
     stats = pump.stats()
-    assert stats["polls"] >= pollers and stats["turns_poll"] >= stats["polls"]
+    # (a poll without news lets the pump's thread turn)
+    assert rx_owner.threads & {t.name for t in threads}, (sorted(rx_owner.threads), stats)
+    assert stats["polls"] >= pollers and stats["turns_poll"] >= stats["polls"], stats
     tx.send(b'{"i": -1}', [])  # nobody polls: the pump's thread serves and calls the owner
     assert [header for header, _ in received(rx, 1)] == [b'{"i": -1}']
-    wait_for(lambda: "cubind.graph ucx pump" in rx_owner.threads)
+    wait_for(lambda: "cubind.graph ucx pump" in rx_owner.threads,
+             what=lambda: f"the owner called on {sorted(rx_owner.threads)}, {pump.stats()}")
 
 
 def test_a_closed_channel_ends_its_waiting_receives_and_drops_what_was_not_sent(pair):
