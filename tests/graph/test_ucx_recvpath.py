@@ -185,3 +185,17 @@ def test_a_header_naming_one_component_twice_ends_the_run():
     rx.pump_ready(channel)
     assert "message 1 from tx/out could not be received (ValueError: name: the message already has a " \
            "component 'n')" in str(rx.failure) and rx.queue.messages == []
+
+
+def test_the_receive_allocator_is_asked_once_a_run():
+    asked = []
+    channel = Channel([sent(np.ones(1), n=1)], [sent(np.ones(1), n=2)], [sent(np.ones(1), n=3)])
+    rx = link(channel)
+    rx.context.receive_allocator = lambda: asked.append(1)  # None: the blocks' views are the tensors
+    rx.pump_ready(channel)
+    rx.pump_ready(channel)
+    assert len(asked) == 1
+    rx.reset()  # the next run's start: its serializer may name another allocator
+    rx.conn = types.SimpleNamespace(channel=channel, peer="tx/out", received=0)
+    rx.pump_ready(channel)
+    assert len(asked) == 2 and [m.get("n") for m in rx.queue.messages] == [1, 2, 3]

@@ -197,10 +197,18 @@ class Message:
     __slots__ = ("eid", "_components", "ready_event", "__weakref__")
 
     def __init__(self):
-        # A received message gets these fields in recvpath._message (compiled, without this call).
         self.eid = new_id()
         self._components = {}
         self.ready_event = None  # recorded at publish when the message carries device tensors
+
+    @classmethod
+    def _of(cls, components):
+        """A message of ``components`` (a dict, kept as it is), made as
+        ``Message()`` and its ``add`` calls would without their calls: a
+        receiver's (recvpath) checked the names itself, one per message."""
+        self = cls.__new__(cls)
+        self.eid, self._components, self.ready_event = new_id(), components, None
+        return self
 
     def add(self, name, value):
         if not isinstance(name, str) or not name:

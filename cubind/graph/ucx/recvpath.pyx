@@ -19,7 +19,6 @@ attributes."""
 import numpy as np
 
 import cubind
-from cubind.graph.model.component import _ids
 from cubind.graph.model.message import Message, Tensor, Timestamp
 from cubind.graph.model.queues import QueueFullError
 
@@ -48,44 +47,27 @@ cpdef object assemble(list entries, list arrays):
         else:
             value = (<dict>entry)["value"]
         components[name] = value
-    return _message(components)
+    return Message._of(components)
 
 
-cdef object _message(dict components):
-    """A ``Message`` of ``components``, its fields set as ``Message()`` and
-    its ``add`` calls would (test_ucx_recvpath checks that it has every field
-    a made one has), without their Python calls: building a received 16 MiB
-    message (its header found, its Message, Tensor and Array made) took 5.9
-    us of the H200's receiving scheduler's 31 us a message at 4 in flight."""
-    message = Message.__new__(Message)
-    message.eid = next(_ids)
-    message._components = components
-    message.ready_event = None
-    return message
-
-
-cdef object _Array = None, _ForeignMemory = None  # taken at the first device message: importing this loads no driver
+# Taken at the first device message: importing this loads no driver.
+cdef object _Array = None, _ForeignMemory = None, _c_strides = None
 
 
 cdef object _device_view(block, tuple shape, dtype, ordinal):
     """A ``cubind.Array`` over a device ``block`` (kept alive by it), C-ordered:
-    made as ``Array.from_ptr`` makes one, without its checks of arguments
-    that come from a decoded header (``decode_header`` checked the shape
-    and dtype; the block's size matches). Its checks were 0.7 of
-    ``from_ptr``'s 1.1 us a received message here (emulated driver)."""
-    global _Array, _ForeignMemory
+    made as ``Array.from_ptr`` makes one (``Array._make``), without its
+    checks of arguments that come from a decoded header (``decode_header``
+    checked the shape and dtype; the block's size matches). Its checks were
+    0.7 of ``from_ptr``'s 1.1 us a received message here (emulated driver)."""
+    global _Array, _ForeignMemory, _c_strides
     if _Array is None:
         from cubind._arrays.array import Array
+        from cubind._memory.layout import c_strides
         from cubind._memory.memory import ForeignMemory
-        _Array, _ForeignMemory = Array, ForeignMemory
-    cdef Py_ssize_t step = dtype.itemsize, i, n = len(shape)
-    cdef list strides = [0] * n
-    for i in range(n - 1, -1, -1):
-        strides[i] = step
-        step *= max(<Py_ssize_t>shape[i], 1)
-    array = _Array.__new__(_Array)  # Array._make's steps, without its call
-    array._set(_ForeignMemory(block.ptr, block, ordinal), 0, shape, tuple(strides), dtype, None, 0, False)
-    return array
+        _Array, _ForeignMemory, _c_strides = Array, ForeignMemory, c_strides
+    return _Array._make(_ForeignMemory(block.ptr, block, ordinal), 0, shape, _c_strides(shape, dtype.itemsize),
+                        dtype, None, 0, False)
 
 
 cdef class ReceivePath:
