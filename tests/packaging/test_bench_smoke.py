@@ -134,6 +134,19 @@ def test_graph_messages_takes_rows_in_turn_and_reports_each_ones_median():
     assert graph_messages.median_row([{"row": "a", "messages_per_s": 1}, failed]) == failed
 
 
+def test_the_receive_path_is_timed_per_message_without_ucx():
+    """bench/ucx_receive_path.py with host tensors (no driver): the delivery,
+    and the delivery with the read and the drop, each timed a message."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import ucx_receive_path
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    row = ucx_receive_path.run(4096, "host", 200, 2)
+    assert row["us_delivery_read_and_drop"] > row["us_stand_in_block"] > 0, row
+    assert row["us_delivery_and_drop"] > 0 and row["storage"] == "host", row
+
+
 def test_the_transmitters_calls_are_timed_between_two_processes():
     """bench/ucx_transmitter_calls.py with host tensors: every wrapped call of
     the publishing path is counted once per message (its first left out),
