@@ -176,6 +176,8 @@ def _keep(cache, key, value):
 
 
 def _decode_header(raw, where):
+    from cubind._memory.layout import c_strides  # here: importing cubind.graph loads no layer below
+
     try:
         head = json.loads(raw.decode())
         entries = head["components"]
@@ -195,6 +197,8 @@ def _decode_header(raw, where):
                 expected = math.prod(entry["shape"]) * entry["dtype"].itemsize  # numpy's prod: 5 us a message
                 if entry["nbytes"] != expected:
                     raise ValueError(f"{entry['name']}: nbytes {entry['nbytes']} for shape {entry['shape']}")
+                # Tensors cross C-ordered: a received one's byte strides, worked out once per header.
+                entry["strides"] = c_strides(entry["shape"], entry["dtype"].itemsize)
                 if entry["storage"] not in ("host", "pinned", "device"):
                     raise ValueError(f"storage {entry['storage']!r}")
             elif kind not in ("timestamp", "value"):
