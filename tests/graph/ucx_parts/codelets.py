@@ -19,11 +19,22 @@ class PingOrDie(Codelet):
 
     def tick(self):
         if self.die_at and self.get_execution_count() == self.die_at:
+            self._wait_sent(self.die_at - 1)
             os.kill(os.getpid(), signal.SIGKILL)
         message = Message()
         if self.nbytes:
             message.add_tensor("payload", np.full(self.nbytes, self.get_execution_count() % 251, np.uint8))
         self.get_transmitters()[0].publish(message)
+
+    def _wait_sent(self, count, timeout_s=10.0):
+        """Until the data path has sent ``count`` messages (or ``timeout_s``):
+        a tick that kills the process at once could beat the previous
+        tick's message out of it (a loaded machine's run saw 2 of 3 arrive),
+        where the tests mean a crash after those were sent."""
+        link = self.get_transmitters()[0].link
+        deadline = time.monotonic() + timeout_s
+        while link.counts()["sent"] < count and time.monotonic() < deadline:
+            time.sleep(0.001)
 
 
 class ReceiveOrDie(Codelet):
