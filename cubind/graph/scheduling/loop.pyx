@@ -233,11 +233,15 @@ cdef class Run:
     def _wake(self):
         # A source's news (every UCX message and credit) wakes the run, mostly from the thread that
         # runs it (in the source's wait): Condition.notify_all's Python cost 0.3 us there for nobody.
-        with self.lock:
+        lock = self.lock
+        lock.acquire()  # not ``with``: twice as costly (``work``)
+        try:
             self.wakes += 1
             if self.sleepers:
                 self.cond.notify_all()
             self._idle_look()
+        finally:
+            lock.release()
 
     def _start_all(self, started):
         for entity in self.ticks:
@@ -306,8 +310,12 @@ cdef class Run:
         """A worker's loop: pick under the lock, tick without it, finish under it."""
         cdef _Entry en
         cdef object now
+        # The lock by acquire and release in try/finally, as ``with`` takes it: its __enter__ and
+        # __exit__ calls cost twice as much (185 ns against 90 here), twice a tick.
+        lock = self.lock
         while True:
-            with self.lock:
+            lock.acquire()
+            try:
                 try:
                     en = self._next()
                 except BaseException as exc:
@@ -322,6 +330,8 @@ cdef class Run:
                 if en is None:
                     return
                 now = self._picked_at
+            finally:
+                lock.release()
             error = None
             try:
                 self._tick(en, now)
@@ -332,8 +342,11 @@ cdef class Run:
                     self._finish(en, None)
                     self._stop("interrupted")
                 raise exc
-            with self.lock:
+            lock.acquire()
+            try:
                 self._finish(en, error)
+            finally:
+                lock.release()
 
     # -- under the lock
 

@@ -155,7 +155,9 @@ cdef class SendPath:
         cdef bint forced = False
         header, buffers = self._encoding(message)
         ready = message.ready_event
-        with self.lock:
+        lock = self.lock
+        lock.acquire()  # in try/finally, not ``with``: its __enter__/__exit__ cost twice as much (185 ns)
+        try:
             # The usual case (connected, room left) in one test: every message takes this path.
             if self.failure is not None or self.reconnecting or self.peer_ended or self.credits <= 0:
                 if not self._room_anyway():
@@ -169,6 +171,8 @@ cdef class SendPath:
                 if taken:  # sent once the copies are done (they follow the producer's work)
                     ready = copied
             self._hand_over(conn, (message, header, buffers, taken, ready), forced)
+        finally:
+            lock.release()
 
     cdef _hand_over(self, Connection conn, tuple kept, bint forced):
         """``kept`` (a message, its header, buffers, staging blocks and ready
@@ -227,12 +231,16 @@ cdef class SendPath:
     def pump_ready(self, channel):
         """On the pump's thread: credits arrived, or the data path failed."""
         cdef Connection conn
-        with self.lock:
+        lock = self.lock
+        lock.acquire()  # not ``with`` (``deliver``)
+        try:
             conn = self.conn
             if conn is None or conn.channel is not channel:
                 return
             self.credits += channel.take_credits()
             failure = channel.failure
+        finally:
+            lock.release()
         if failure is not None:
             self._fail(UcxError(f"{self.where}: message {conn.sent + 1} to {self.peer} could not be sent "
                                 f"({failure})"))
