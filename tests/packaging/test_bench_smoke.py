@@ -61,10 +61,8 @@ def test_copy_iterations_scale_with_size():
         assert counts == sorted(counts, reverse=True) and counts[-1] <= 5, (kind, counts)
 
 
-def test_ucx_floor_sends_every_message_between_two_processes(tmp_path):
-    """bench/ucx_floor.c (UCX's own rate, the floor of graph_messages.py's
-    rows across processes) built against the libucx wheel and run with host
-    buffers (FLOOR_HOST_MEMORY): both parts end and the receiver counts them all."""
+def built_ucx_floor(tmp_path):
+    """bench/ucx_floor.c built against the libucx wheel (skips where it or a compiler is missing)."""
     from tests._toolkit import header
 
     libucx = pytest.importorskip("libucx", reason="UCX's wheel (libucx-cu13, with cubind[ucx]) is not installed")
@@ -76,6 +74,14 @@ def test_ucx_floor_sends_every_message_between_two_processes(tmp_path):
     subprocess.run(["cc", "-O2", "-o", str(binary), str(ROOT / "bench" / "ucx_floor.c"), f"-I{ucx / 'include'}",
                     f"-L{ucx / 'lib'}", f"-Wl,-rpath,{ucx / 'lib'}", "-lucp", "-lucs", f"-I{cuda_h.parent}",
                     "-ldl"], check=True, timeout=120)
+    return binary
+
+
+def test_ucx_floor_sends_every_message_between_two_processes(tmp_path):
+    """bench/ucx_floor.c (UCX's own rate, the floor of graph_messages.py's
+    rows across processes) built against the libucx wheel and run with host
+    buffers (FLOOR_HOST_MEMORY): both parts end and the receiver counts them all."""
+    binary = built_ucx_floor(tmp_path)
     env = {**os.environ, "FLOOR_HOST_MEMORY": "1", "UCX_WARN_UNUSED_ENV_VARS": "n"}
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -109,6 +115,27 @@ def test_graph_messages_runs_its_two_parts_with_the_messages_in_flight_asked():
     assert graph_messages.sweep_count(16 << 20, 20000) == 256
     assert graph_messages.device_count(16 << 20, 20000) == 16384
     assert graph_messages.device_count(1 << 20, 20000) == 20000
+
+
+def test_ucx_in_flight_reads_ours_against_the_floor_at_each_count_in_turn(tmp_path):
+    """bench/ucx_in_flight.py (host messages here): per count in flight, each
+    run of both as it ends, then the medians, their ratio and where ours went."""
+    pytest.importorskip("ucxx", reason="ucxx is not installed (cubind[ucx])")
+    binary = built_ucx_floor(tmp_path)
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import ucx_in_flight
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    lines = []
+    summary = ucx_in_flight.measure(str(binary), 64 << 10, "host", [1, 2], 1, 200, report=lines.append)
+    runs = [json.loads(line) for line in lines if "what" in json.loads(line)]
+    assert [(r["in_flight"], r["what"]) for r in runs] == [(1, "UCX in C"), (1, "cubind.graph"), (2, "UCX in C"),
+                                                           (2, "cubind.graph")], runs
+    assert [s["in_flight"] for s in summary] == [1, 2]
+    for line in summary:
+        assert line["ratio"] == line["messages_per_s"] / line["ucx_messages_per_s"] > 0, line
+        assert line["rx_parts"] is not None and line["tx_done"] is not None, line
 
 
 def test_graph_messages_takes_rows_in_turn_and_reports_each_ones_median():
