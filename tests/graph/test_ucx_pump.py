@@ -593,9 +593,12 @@ def test_several_pollers_at_once_take_every_message_once_and_then_leave_the_pump
     on its first turn and its departure and news on its last (``Pump.poll``).
     Four threads poll at once with short waits, at the shortest switch
     interval, while messages of eager and rendezvous sizes arrive: each is
-    taken exactly once and in order, news handed to the owner on the
-    polling threads. Once they all left, the pump's thread takes the data
-    path back and calls the owner itself."""
+    taken exactly once and in order. Once they all left, the pump's thread
+    takes the data path back and calls the owner itself. (Which thread each
+    news reached is the threads' timing: a poll that ends without news while
+    the others wait for the GIL hands the path to the pump's thread, and on
+    the H200 that thread once took all 1 200; a poller taking the news it
+    waits for is ``test_a_waiting_thread_drives_the_data_path_...``'s.)"""
     tx, rx, _, rx_owner = pair
     pollers, count = 4, 1200
     small, large = np.arange(16, dtype=np.uint8), np.arange(100_000, dtype=np.float32)
@@ -623,8 +626,6 @@ def test_several_pollers_at_once_take_every_message_once_and_then_leave_the_pump
         sys.setswitchinterval(switch)
     assert taken == [b'{"i": %d}' % i for i in range(count)]
     stats = pump.stats()
-    # (a poll without news lets the pump's thread turn)
-    assert rx_owner.threads & {t.name for t in threads}, (sorted(rx_owner.threads), stats)
     assert stats["polls"] >= pollers and stats["turns_poll"] >= stats["polls"], stats
     tx.send(b'{"i": -1}', [])  # nobody polls: the pump's thread serves and calls the owner
     assert [header for header, _ in received(rx, 1)] == [b'{"i": -1}']
