@@ -97,7 +97,8 @@ def test_messages_arrive_in_the_queue_in_order_with_their_tensors_and_values():
 
 
 def test_a_device_tensor_is_a_view_of_its_block_kept_alive_by_the_array(fake_driver):
-    data = cubind.to_gpu(np.arange(8, dtype=np.float32), pool=False)
+    host = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    data = cubind.to_gpu(host, pool=False)
     header, blocks = sent(data)
     channel = Channel([(header, blocks)])
     rx = link(channel)
@@ -105,6 +106,8 @@ def test_a_device_tensor_is_a_view_of_its_block_kept_alive_by_the_array(fake_dri
     array = rx.queue.messages[0].tensor("t0").data
     assert isinstance(array, cubind.Array) and array.ptr == data.ptr and array.memory.owner is blocks[0]
     assert rx.queue.messages[0].tensor("t0").storage == "device"
+    # C order, its strides from the decoded header (wire.decode_header)
+    assert array.shape == (2, 3, 4) and array.strides == host.strides and array.get().tolist() == host.tolist()
 
 
 def test_what_left_the_queue_gives_its_room_back_to_the_connection():
