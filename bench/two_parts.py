@@ -2,13 +2,35 @@
 that time messages between them (graph_messages.py, ucx_paths.py)."""
 
 import json
+import random
 import socket
 import subprocess
 import time
 
 
 def free_port():
-    with socket.socket() as s:
+    """A TCP port free on every interface (as a UCX listener binds), chosen
+    below the kernel's ephemeral range: a port bind(0) gives is one the
+    kernel also hands to outgoing connections and to other bind(0)s (UCX's
+    own TCP interfaces, in the part about to listen or its peer), which
+    may take it before the listener binds it (CI saw "listen: Address
+    already in use" from bench/ucx_floor.c)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            ephemeral_low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral_low = 32768
+    high = min(ephemeral_low, 65536)
+    low = max(1024, high - 12000)
+    for _ in range(200):
+        port = random.randrange(low, max(low + 1, high))
+        with socket.socket() as s:
+            try:
+                s.bind(("0.0.0.0", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as s:  # a crowded machine: the kernel's choice
         s.bind(("0.0.0.0", 0))
         return s.getsockname()[1]
 

@@ -96,15 +96,21 @@ static void full_io(int fd, void *buf, size_t n, int out) {
     }
 }
 
+/* Bound before UCX starts: its TCP interfaces bind ports of their own, and
+ * one may take this one if it is free then. */
 static int oob_listen(int port) {
-    int one = 1, s = socket(AF_INET, SOCK_STREAM, 0), c;
+    int one = 1, s = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = INADDR_ANY};
     setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (bind(s, (struct sockaddr *)&a, sizeof a) || listen(s, 1)) {
         perror("listen");
         exit(1);
     }
-    c = accept(s, NULL, NULL);
+    return s;
+}
+
+static int oob_accept(int s) {
+    int c = accept(s, NULL, NULL);
     close(s);
     return c;
 }
@@ -146,6 +152,7 @@ int main(int argc, char **argv) {
     int window = atoi(argv[sender ? 6 : 5]);
     int host = getenv("FLOOR_HOST_MEMORY") != NULL;
     int sender_event = !host && getenv("FLOOR_SENDER_EVENT") != NULL;
+    int listener = sender ? -1 : oob_listen(port);
     CUevent ready = NULL;
     CUdevice dev;
     CUcontext ctx;
@@ -175,7 +182,7 @@ int main(int argc, char **argv) {
     char done = 0;
 
     if (!sender) {
-        int fd = oob_listen(port);
+        int fd = oob_accept(listener);
         ucp_address_t *address;
         size_t length;
         CHECK_UCS(ucp_worker_get_address(worker, &address, &length));

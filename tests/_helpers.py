@@ -134,30 +134,15 @@ def compat_modules():
 
 
 def free_port():
-    """A TCP port free on every interface (as a UCX listener binds), chosen
-    below the kernel's ephemeral range: a port bind(0) gives is one the
-    kernel also hands to outgoing connections (UCX's own, of this test or
-    another process), which may take it before the listener binds it."""
-    import random
-    import socket
+    """bench/two_parts.py's ``free_port`` (a TCP port a listener can bind,
+    below the kernel's ephemeral range): the benches' parts and the tests'
+    choose their ports one way."""
+    import importlib.util
 
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            ephemeral_low = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        ephemeral_low = 32768
-    low = max(1024, min(ephemeral_low, 65536) - 12000)
-    for _ in range(200):
-        port = random.randrange(low, max(low + 1, min(ephemeral_low, 65536)))
-        with socket.socket() as s:
-            try:
-                s.bind(("0.0.0.0", port))
-            except OSError:
-                continue
-            return port
-    with socket.socket() as s:  # a crowded machine: the kernel's choice
-        s.bind(("0.0.0.0", 0))
-        return s.getsockname()[1]
+    spec = importlib.util.spec_from_file_location("_bench_two_parts", _ROOT / "bench" / "two_parts.py")
+    two_parts = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(two_parts)
+    return two_parts.free_port()
 
 
 @contextlib.contextmanager

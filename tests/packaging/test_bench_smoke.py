@@ -5,12 +5,13 @@ between GPU runs. The numbers it prints mean nothing; the shape is checked."""
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests._helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,9 +84,7 @@ def test_ucx_floor_sends_every_message_between_two_processes(tmp_path):
     buffers (FLOOR_HOST_MEMORY): both parts end and the receiver counts them all."""
     binary = built_ucx_floor(tmp_path)
     env = {**os.environ, "FLOOR_HOST_MEMORY": "1", "UCX_WARN_UNUSED_ENV_VARS": "n"}
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = str(s.getsockname()[1])
+    port = str(free_port())
     args = ["300", str(64 << 10), "4"]
     rx = subprocess.Popen([str(binary), "recv", port, *args], stdout=subprocess.PIPE, text=True, env=env)
     tx = subprocess.run([str(binary), "send", "127.0.0.1", port, *args], env=env, timeout=60)
