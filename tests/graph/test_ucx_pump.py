@@ -416,6 +416,41 @@ def test_a_forced_close_gives_up_a_rendezvous_whose_sender_is_gone(ucxx_needed, 
     assert (result["taken"], result["sent"]) == (0, 0), result  # it was cut off, not completed
 
 
+def test_threads_blocked_on_the_lock_are_let_in_while_a_rendezvous_turns(pair):
+    """Stress: two threads a pump take its lock (``stats``) over and over
+    while a 256 MiB host rendezvous keeps both pumps' threads turning. The
+    turning threads let the blocked ones in (``let_ins``), every call
+    returns, the message arrives whole; and once the callers are gone no
+    thread is counted as blocked: the loops let nobody in any more."""
+    tx, rx, tx_owner, rx_owner = pair
+    pumps = (tx_owner.pump, rx_owner.pump)
+    payload = np.arange((256 << 20) // 8, dtype=np.uint64)
+    calls, done = [0] * 4, threading.Event()
+
+    def take_the_lock(i):
+        while not done.is_set():
+            pumps[i % 2].stats()
+            calls[i] += 1
+
+    threads = [threading.Thread(target=take_the_lock, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        tx.send(b"{}", [host(payload)])
+        [(_, [block])] = received(rx, 1)
+    finally:
+        done.set()
+        for t in threads:
+            t.join()
+    assert np.array_equal(np.frombuffer(block, np.uint64), payload)
+    del block
+    assert min(calls) > 0, calls
+    assert sum(p.stats()["let_ins"] for p in pumps) > 0
+    before = [p.stats()["let_ins"] for p in pumps]
+    time.sleep(0.3)
+    assert [p.stats()["let_ins"] for p in pumps] == before
+
+
 def test_a_header_past_its_frame_arrives_whole(pair):
     tx, rx, _, _ = pair
     header = b'{"x": "' + bytes(range(97, 123)) * 1000 + b'"}'

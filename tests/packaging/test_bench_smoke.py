@@ -240,3 +240,18 @@ def test_pipeline_floor_runs_its_calls_on_the_emulated_driver(tmp_path, fake_dri
     assert done.returncode == 0, done.stderr
     row = json.loads(done.stdout.splitlines()[-1])
     assert row["messages"] == 500 and row["us_per_message"] > 0
+
+
+def test_the_lock_model_times_its_takes_either_way(tmp_path):
+    """bench/lock_let_in.c (the pump's lock as a model) built and run both
+    ways: each prints its takes and their waits."""
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    binary = tmp_path / "lock_let_in"
+    subprocess.run(["cc", "-O2", "-pthread", "-o", str(binary), str(ROOT / "bench" / "lock_let_in.c")], check=True,
+                   timeout=120)
+    for mode, let_in in (("at-once", False), ("let-in", True)):
+        row = json.loads(subprocess.run([str(binary), mode, "50"], capture_output=True, text=True, check=True,
+                                        timeout=60).stdout)
+        assert row["let_in"] is let_in and row["takes"] == 50
+        assert 0 < row["mean_wait_us"] <= row["worst_wait_us"]

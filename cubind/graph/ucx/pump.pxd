@@ -145,6 +145,9 @@ cdef enum:
     SPIN_NS = 200000
     # How long the pump's thread stays parked after a thread left poll() (``_loop``).
     HANDOVER_NS = 1000000
+    # How long a looping thread, having let the lock go, waits for threads blocked on it to take it
+    # first (``Pump._let_in``).
+    LET_IN_NS = 50000
     # How long a forced close waits for requests UCX cannot cancel before it gives them up.
     ABANDON_NS = 1000000000
     # Channels whose news one turn hands their owners; more wait for the next turn.
@@ -185,6 +188,8 @@ cdef enum:
     S_TAKEN_UP  # messages queued by a caller that a turn took (its inbox, or the lock with the thread awake)
     S_NOTIFIES  # owners called on the pump's thread (with the GIL)
     S_NOTIFY_NS  # ... from wanting the GIL to the calls' end
+    S_LET_INS  # a looping thread (the pump's, a poller) waited for threads blocked on the lock to take it
+    S_LET_IN_NS
     S_COUNT
 
 
