@@ -380,3 +380,26 @@ def test_the_checker_sees_the_floor_or_a_generated_package_import_upwards(tmp_pa
         assert sorted(upward_imports()) == ["_cubind.loader -> gen", "gen -> cubind._core"]
     finally:
         ROOT, PACKAGE = saved
+
+
+ABOVE_CUBIND = ("cubind.compute", "cubind.graph")
+
+
+def private_uses():
+    """Each import by ``cubind.compute`` or ``cubind.graph`` of one of
+    cubind's private modules (``cubind._*``), as "module -> imported"."""
+    return sorted(f"{module} -> {dep}" for module, deps in graph().items()
+                  if module.startswith(ABOVE_CUBIND) for dep in deps if dep.startswith("cubind._"))
+
+
+def listed_private_uses():
+    """ARCHITECTURE.md's table of them, as "module -> imported"."""
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    assert "<!-- private-uses -->" in text, "ARCHITECTURE.md: no table between <!-- private-uses --> markers"
+    table = text.split("<!-- private-uses -->")[1].split("<!-- /private-uses -->")[0]
+    return sorted(f"{module} -> {dep}" for module, deps in re.findall(r"^\|\s*`([\w.]+)`\s*\|([^|]*)\|", table, re.M)
+                  for dep in re.findall(r"`([\w.]+)`", deps))
+
+
+def test_the_layers_above_cubind_take_only_the_private_modules_listed():
+    assert private_uses() == listed_private_uses()
