@@ -123,8 +123,8 @@ def test_a_repeated_header_of_tensors_is_encoded_and_decoded_once_and_values_are
     real_loads, real_dumps = wire.json.loads, wire.json.dumps
     monkeypatch.setattr(wire.json, "loads", lambda text: loads.append(text) or real_loads(text))
     monkeypatch.setattr(wire.json, "dumps", lambda obj, **kw: dumps.append(obj) or real_dumps(obj, **kw))
-    monkeypatch.setattr(wire, "_DECODED", {})
-    monkeypatch.setattr(wire, "_ENCODED", {})
+    monkeypatch.setattr(wire, "DECODED", {})
+    monkeypatch.setattr(wire, "ENCODED", {})
     m = gx.Message()
     m.add_tensor("x", np.ones((2, 3), np.float32))
     header, _ = wire.encode(m, "a/out")
@@ -144,7 +144,7 @@ def test_a_repeated_header_of_tensors_is_encoded_and_decoded_once_and_values_are
         m = gx.Message()
         m.add_tensor("x", np.ones(n + 1, np.int8))
         wire.decode_header(wire.encode(m, "a/out")[0], "b/in")
-    assert len(wire._DECODED) <= wire.HEADERS_KEPT and len(wire._ENCODED) <= wire.HEADERS_KEPT
+    assert len(wire.DECODED) <= wire.HEADERS_KEPT and len(wire.ENCODED) <= wire.HEADERS_KEPT
     mixed = gx.Message()  # tensors around a value: each entry in its place
     mixed.add_tensor("a", np.ones(4, np.float32))
     mixed.add("n", 3)

@@ -176,7 +176,7 @@ def wire_calls(monkeypatch):
 
 
 def test_publish_takes_a_repeated_layouts_header_from_wires_cache(wire_calls):
-    wire._ENCODED.clear()
+    wire.ENCODED.clear()
     first = tensors(np.ones(3, np.float32), np.zeros((2, 2), np.int64))
     second = tensors(np.full(3, 7, np.float32), np.ones((2, 2), np.int64))
     assert encode_published(first, "tx/out") == wire.encode(first, "tx/out")  # its layout's first: wire's
@@ -187,7 +187,7 @@ def test_publish_takes_a_repeated_layouts_header_from_wires_cache(wire_calls):
 
 
 def test_publish_leaves_to_wire_what_its_cache_cannot_answer(wire_calls):
-    wire._ENCODED.clear()
+    wire.ENCODED.clear()
     encode_published(tensors(np.ones(3, np.float32)), "tx/out")
     with_value = tensors(np.ones(3, np.float32))
     with_value.add("n", 1)
@@ -209,7 +209,7 @@ def test_publish_leaves_to_wire_what_its_cache_cannot_answer(wire_calls):
 def test_publish_of_a_known_device_layout_is_still_checked(array_gpu, wire_calls):
     import cubind
 
-    wire._ENCODED.clear()
+    wire.ENCODED.clear()
     data = cubind.to_gpu(np.ones((4, 4), np.float32), pool=False)
     encode_published(tensors(data), "tx/out")
     assert encode_published(tensors(data), "tx/out")[1] == [data] and len(wire_calls) == 1

@@ -23,7 +23,7 @@ from cubind.graph.model.message import Message, Tensor, Timestamp
 from cubind.graph.model.queues import QueueFullError
 
 from .transport import UcxError
-from .wire import _DECODED, WireError, decode_header
+from .wire import DECODED, WireError, decode_header
 
 
 cpdef object assemble(list entries, list arrays):
@@ -138,7 +138,7 @@ cdef class ReceivePath:
                 continue
             header, blocks = <tuple?>item
             try:
-                entries = _DECODED.get(header)
+                entries = DECODED.get(header)
                 if entries is None:
                     entries = decode_header(header, f"{self._where_received(conn)} from {conn.peer}")
                 message = assemble(entries, self._arrays(entries, blocks, allocator, conn))

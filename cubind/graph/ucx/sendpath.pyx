@@ -22,7 +22,7 @@ import numpy as np
 from cubind.graph.model.message import Message, Tensor
 
 from .transport import UcxError
-from .wire import _DTYPE_TEXT, _ENCODED, encode
+from .wire import DTYPE_TEXT, ENCODED, encode
 
 # Encodings kept from publish to delivery: more than a tick publishes on one transmitter.
 ENCODED_KEPT = 64
@@ -48,7 +48,7 @@ cdef object _known_encoding(object message, bint device_allowed, object limit):
         if type(value) is not Tensor:
             return None
         data = value.data
-        text = _DTYPE_TEXT.get(data.dtype)
+        text = DTYPE_TEXT.get(data.dtype)
         if text is None:
             return None
         storage = value.storage
@@ -59,7 +59,7 @@ cdef object _known_encoding(object message, bint device_allowed, object limit):
         keys.append((name, storage, tuple(data.shape), text, nbytes))
         if nbytes:
             buffers.append(data if storage == "device" else np.ascontiguousarray(data))
-    header = _ENCODED.get(tuple(keys))
+    header = ENCODED.get(tuple(keys))
     if header is None or (limit is not None and len(<bytes?>header) > limit):
         return None
     return header, buffers

@@ -60,18 +60,19 @@ def _check_value(where, value):
 
 # The header's text of each dtype that crosses (numbers and bool: a few dozen at most):
 # numpy makes ``dtype.str`` anew on every read, a fifth of a cached encoding's time.
-_DTYPE_TEXT = {}
+# Read by sendpath.pyx's publish too, as are ENCODED's headers.
+DTYPE_TEXT = {}
 
 
 def _tensor_key(where, tensor, device_allowed):
     """The tensor's header entry as a tuple (name, storage, shape, dtype, nbytes), checked."""
     data = tensor.data
     dtype = data.dtype
-    text = _DTYPE_TEXT.get(dtype)
+    text = DTYPE_TEXT.get(dtype)
     if text is None:
         if dtype.kind not in _DTYPE_KINDS or dtype.fields is not None:
             raise WireError(f"{where}: dtype {dtype} does not cross a process (numbers and bool only)")
-        text = _DTYPE_TEXT[dtype] = dtype.str
+        text = DTYPE_TEXT[dtype] = dtype.str
     if tensor.storage == "device":
         if not device_allowed:
             raise WireError(f"{where}: a device tensor, but the UcxContext is cpu_data_only")
@@ -91,8 +92,8 @@ def _tensor_entry(key):
 # header. The encoding took 13-15 us of a 1 MiB device message's 47 on the H200's
 # transmitting scheduler, about half of it json.dumps and the entries' dicts (measured on
 # the emulated driver here). Each step is one dict operation, and a lost race encodes again.
-_ENCODED = {}
-# Headers kept by each of _ENCODED and _DECODED (``_keep``).
+ENCODED = {}
+# Headers kept by each of ENCODED and DECODED (``_keep``).
 HEADERS_KEPT = 64
 
 
@@ -125,9 +126,9 @@ def encode(message, where, device_allowed=True, limit=None):
             entries.append({"name": name, "kind": "value", "value": value})
     if keys is not None:
         keys = tuple(keys)
-        header = _ENCODED.get(keys)
+        header = ENCODED.get(keys)
         if header is None:
-            header = _keep(_ENCODED, keys, _dumps([_tensor_entry(key) for key in keys]))
+            header = _keep(ENCODED, keys, _dumps([_tensor_entry(key) for key in keys]))
     else:
         header = _dumps(entries)
     if limit is not None and len(header) > limit:
@@ -149,8 +150,8 @@ def _dtype(text):
 # Decoded headers of tensors only, by their bytes: a stream's messages mostly repeat one
 # header (json.loads and the checks cost a ping a tenth of its rate). Values are not kept:
 # each message gets JSON objects of its own. Cleared when full; each step is one dict
-# operation, and a lost race decodes again.
-_DECODED = {}
+# operation, and a lost race decodes again. Read by recvpath.pyx's delivery too.
+DECODED = {}
 
 
 def decode_header(raw, where):
@@ -158,16 +159,16 @@ def decode_header(raw, where):
     same header: read, never changed); ``WireError`` naming ``where`` (the
     receiving entity and queue) when it is not one."""
     raw = bytes(raw)
-    entries = _DECODED.get(raw)
+    entries = DECODED.get(raw)
     if entries is None:
         entries = _decode_header(raw, where)
         if all(entry["kind"] == "tensor" for entry in entries):
-            _keep(_DECODED, raw, entries)
+            _keep(DECODED, raw, entries)
     return entries
 
 
 def _keep(cache, key, value):
-    """``value`` kept in ``cache`` (``_ENCODED``, ``_DECODED``) under ``key``; a full cache is
+    """``value`` kept in ``cache`` (``ENCODED``, ``DECODED``) under ``key``; a full cache is
     emptied first (a stream repeats a few headers: a new one past the limit starts over)."""
     if len(cache) >= HEADERS_KEPT:
         cache.clear()
