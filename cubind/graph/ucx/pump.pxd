@@ -180,7 +180,7 @@ cdef enum:
     S_SETTLES
     S_SETTLE_NS
     S_BLOCKS_MADE
-    S_LOCK_WAITS  # the pump's lock found taken by a caller (a Channel's method, poll())
+    S_LOCK_WAITS  # the pump's lock found taken by a caller (a Channel's method, poll(), a block given back)
     S_LOCK_WAIT_NS
     S_LOOP_LOCK_WAITS  # ... by the pump's thread
     S_LOOP_LOCK_WAIT_NS

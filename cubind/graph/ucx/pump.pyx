@@ -1056,7 +1056,7 @@ cdef class Pump:
         b.next, self.free_blocks = self.free_blocks, b
 
     cdef void _give_back(self, block_t *b) noexcept nogil:
-        self._enter()
+        self._lock(S_LOCK_WAITS)  # on the thread that dropped the block's last array
         if b.device:  # the device may still read it: settled before reuse
             b.next, self.returned = self.returned, b
             self.nreturned += 1
