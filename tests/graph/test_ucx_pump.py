@@ -392,7 +392,9 @@ payload = np.ones(1 << 30, np.uint8)
 tx.send(b"{}", [host(payload)])
 wait_for(lambda: b.stats()["headers"] == 1)
 time.sleep(0.005)  # the receive is matched to the rendezvous, whose pieces have begun
-a.stop()
+asked = time.monotonic()
+a.stop()  # let in by the turning thread (Pump._let_in): it waited out the whole rendezvous before
+stop_s = time.monotonic() - asked
 ta.join(5)
 begun = time.monotonic()
 if sys.argv[2] == "orderly":  # its flush cannot end either; then it is forced, as close_channel does
@@ -401,7 +403,8 @@ if sys.argv[2] == "orderly":  # its flush cannot end either; then it is forced, 
     assert not rx.closed
 rx.close(True)
 wait_for(lambda: rx.closed, timeout=20)
-print(json.dumps({"close_s": time.monotonic() - begun, "taken": len(rx.take()), "sent": tx.sent}), flush=True)
+print(json.dumps({"close_s": time.monotonic() - begun, "taken": len(rx.take()), "sent": tx.sent, "stop_s": stop_s}),
+      flush=True)
 os._exit(0)
 """
 
