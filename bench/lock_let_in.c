@@ -3,7 +3,7 @@
  * again), another takes it now and then, as a scheduler's send, a credit or
  * a dropped block does. Taken again at once, the lock starves the other
  * thread: unlocking wakes it, and it finds the lock taken again by the time
- * it runs. With `let-in` the turning thread, having let the lock go, waits
+ * it runs. With `let-in` the turning thread, having let the lock go, yields
  * (up to LET_IN_US) while a thread is blocked on it, as Pump._let_in does.
  *
  *   cc -O2 -pthread -o lock_let_in bench/lock_let_in.c
@@ -11,11 +11,12 @@
  *
  * Prints one JSON line: the mean and worst wait to take the lock. Needs two
  * free cores (each thread on its own, as on the GPU host): on the 2-core
- * development machine, 2000 takes waited 141 to 168 us on average (worst
- * 2.6 to 4.5 ms) where the lock was taken again at once, and 2.1 to 3.9 us
- * (worst 0.1 to 0.95 ms) let in; three runs each. */
+ * development machine, 2000 takes waited 109 to 166 us on average (worst
+ * 1.4 to 4.4 ms) where the lock was taken again at once, and 1.6 to 2.8 us
+ * (worst 83 to 184 us) let in; three runs each. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +45,8 @@ static void *turning(void *unused) {
         pthread_mutex_unlock(&mu);
         if (let_in)
             for (uint64_t t = now_ns();
-                 __atomic_load_n(&waiters, __ATOMIC_SEQ_CST) && now_ns() - t < LET_IN_US * 1000u;) {
-            }
+                 __atomic_load_n(&waiters, __ATOMIC_SEQ_CST) && now_ns() - t < LET_IN_US * 1000u;)
+                sched_yield(); /* as Pump._let_in: the blocked thread may need this core */
     }
     return NULL;
 }

@@ -75,13 +75,6 @@ cdef extern from *:
     static inline int cubind_load_int(int *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
     static inline void cubind_store_int(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
     static inline void cubind_add_int(int *p, int n) { __atomic_add_fetch(p, n, __ATOMIC_SEQ_CST); }
-    static inline void cubind_relax(void) {
-    #if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-    #elif defined(__aarch64__)
-        __asm__ __volatile__("yield");
-    #endif
-    }
     static inline void cubind_add_u64(uint64_t *p, uint64_t n) { __atomic_add_fetch(p, n, __ATOMIC_SEQ_CST); }
     static inline uint64_t cubind_take_u64(uint64_t *p) { return __atomic_exchange_n(p, 0, __ATOMIC_SEQ_CST); }
     static inline uint64_t cubind_load_u64(uint64_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
@@ -92,7 +85,6 @@ cdef extern from *:
     int _load_int "cubind_load_int"(int *p) nogil
     void _store_int "cubind_store_int"(int *p, int v) nogil
     void _add_int "cubind_add_int"(int *p, int n) nogil
-    void _relax "cubind_relax"() nogil
     void _add_u64 "cubind_add_u64"(uint64_t *p, uint64_t n) nogil
     uint64_t _take_u64 "cubind_take_u64"(uint64_t *p) nogil
     uint64_t _load_u64 "cubind_load_u64"(uint64_t *p) nogil
@@ -453,8 +445,8 @@ cdef class Pump:
         again at once, as a turning thread did, starved them: an unlock wakes
         a blocked thread, which finds the lock taken again by the time it
         runs. In a model (``bench/lock_let_in.c``: 2 us turns, two busy
-        cores) a thread taking the lock waited 141 to 168 us on average and
-        up to 4.5 ms; let in, 2.1 to 3.9 us. On the 16-core GPU host a
+        cores) a thread taking the lock waited 109 to 166 us on average and
+        up to 4.4 ms; let in, 1.6 to 2.8 us. On the 16-core GPU host a
         sender's ``stop`` so waited out a 1 GiB rendezvous (the forced-close
         test failed 3 of 8 runs). The time it waited, 0 if no thread
         was blocked (counted by the caller once it holds the lock:
@@ -464,7 +456,10 @@ cdef class Pump:
             return 0
         t = _now_ns()
         while _load_int(&self.waiters) and _now_ns() - t < LET_IN_NS:
-            _relax()
+            # Yielding, not spinning: where the blocked thread waits for this core (fewer cores
+            # than busy threads), a spin kept it off for the whole wait (empty messages at 1 in
+            # flight lost a third of their rate on 2 cores); on a free core it returns at once.
+            sched_yield()
         return _now_ns() - t + 1
 
     cdef inline void _counted_let_in(self, uint64_t ns) noexcept nogil:
