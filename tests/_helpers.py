@@ -8,6 +8,7 @@ interpreters (PYTHONPATH from tests/_toolkit.pythonpath) can import them.
 """
 
 import contextlib
+import functools
 import re
 import sys
 from pathlib import Path
@@ -137,12 +138,18 @@ def free_port():
     """bench/two_parts.py's ``free_port`` (a TCP port a listener can bind,
     below the kernel's ephemeral range): the benches' parts and the tests'
     choose their ports one way."""
+    return _two_parts().free_port()
+
+
+@functools.cache
+def _two_parts():
+    """bench/two_parts.py, loaded once (bench/ is no package)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("_bench_two_parts", _ROOT / "bench" / "two_parts.py")
     two_parts = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(two_parts)
-    return two_parts.free_port()
+    return two_parts
 
 
 @contextlib.contextmanager

@@ -428,16 +428,17 @@ cdef class Pump:
             if ch.out_next == NULL:
                 ch.out_next = o
 
-    cdef inline bint _enter(self) noexcept nogil:
-        """Takes the pump's lock; whether it had to wait, counted meanwhile
-        in ``waiters`` so that a looping thread lets this one in
-        (``_let_in``)."""
-        if pthread_mutex_trylock(&self.mu) == 0:
-            return False
+    cdef inline void _block(self) noexcept nogil:
+        """Waits for the pump's lock, counted meanwhile in ``waiters`` so
+        that a looping thread lets this one in (``_let_in``)."""
         _add_int(&self.waiters, 1)
         pthread_mutex_lock(&self.mu)
         _add_int(&self.waiters, -1)
-        return True
+
+    cdef inline void _enter(self) noexcept nogil:
+        """Takes the pump's lock (a wait for it not counted in ``stats``)."""
+        if pthread_mutex_trylock(&self.mu) != 0:
+            self._block()
 
     cdef inline uint64_t _let_in(self) noexcept nogil:
         """After a looping thread (the pump's, a poller) lets the lock go:
@@ -475,9 +476,7 @@ cdef class Pump:
         if pthread_mutex_trylock(&self.mu) == 0:
             return
         t = _now_ns()
-        _add_int(&self.waiters, 1)
-        pthread_mutex_lock(&self.mu)
-        _add_int(&self.waiters, -1)
+        self._block()
         self.st[waits] += 1
         self.st[waits + 1] += _now_ns() - t
 
