@@ -377,21 +377,37 @@ class build_ext(_build_ext):
         for ext in self.extensions:
             ext.sources = [_wrap(src, wrappers) for src in ext.sources]
         c_files = [_c_file(src) for ext in self.extensions for src in ext.sources if src.endswith(".pyx")]
-        before = {c: _mtime(c) for c in c_files}
+        before = {c: (_mtime(c), _digest(c)) for c in c_files}
         log(f"cythonizing {len(self.extensions)} modules where out of date (Cython {Cython.__version__}"
             + (", all: first build or options changed)" if force else ")"))
+        # Cython finds a module out of date when a .pxd it cimports is newer
+        # than its C, its own libc/ and cpython/ ones included: each venv's
+        # pip install makes those new, so a build in a fresh venv (CI's, each
+        # Python's) cythonized 31 of 40 modules again for the same C. Its
+        # cache, keyed by the contents of a module and all it cimports, gives
+        # that C back at once (build/cython-cache; not used by a forced run).
         generated = cythonize(self.extensions, nthreads=min(self.parallel, len(self.extensions)),
-                              compiler_directives={**CYTHON_DIRECTIVES, **CYTHON_MESSAGE_DIRECTIVES}, force=force)
+                              compiler_directives={**CYTHON_DIRECTIVES, **CYTHON_MESSAGE_DIRECTIVES}, force=force,
+                              cache=os.path.join(os.path.dirname(stamp), "cython-cache"))
         # Keep setuptools' own Extension objects (finalize_options set them
-        # up); take the C sources and dependencies Cython found.
+        # up); take the C sources Cython wrote and, of the dependencies it
+        # found, those the C compiler reads (headers): a .pxd's effect is in
+        # the C already.
         by_name = {ext.name: ext for ext in generated}
         for ext in self.extensions:
-            ext.sources, ext.depends = by_name[ext.name].sources, by_name[ext.name].depends
+            ext.sources = by_name[ext.name].sources
+            ext.depends = [d for d in by_name[ext.name].depends if not d.endswith(_CYTHON_ONLY)]
         os.makedirs(os.path.dirname(stamp), exist_ok=True)
         with open(stamp, "w") as f:
             json.dump(options, f)
-        regenerated = [c for c in c_files if _mtime(c) != before[c]]
-        log(f"cythonized {len(regenerated)} of {len(c_files)} ({self._elapsed()})")
+        regenerated = [c for c in c_files if _mtime(c) != before[c][0]]
+        # C written again as it was keeps its age: the modules compiled from
+        # it (each Python's) stay up to date.
+        same = [c for c in regenerated if before[c][1] is not None and _digest(c) == before[c][1]]
+        for c in same:
+            os.utime(c, ns=(before[c][0], before[c][0]))
+        log(f"cythonized {len(regenerated)} of {len(c_files)}"
+            + (f", {len(same)} to the same C" if same else "") + f" ({self._elapsed()})")
 
     def build_extension(self, ext):
         target = self.get_ext_fullpath(ext.name)
@@ -511,6 +527,21 @@ def _c_file(pyx):
 def _mtime(path):
     try:
         return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+# What only Cython reads: a change there changes the C, or nothing.
+_CYTHON_ONLY = (".pyx", ".pxd", ".pxi", ".py")
+
+
+def _digest(path):
+    """The SHA-256 of a file's bytes, or None where it is missing."""
+    import hashlib
+
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
     except OSError:
         return None
 
