@@ -368,15 +368,19 @@ class build_ext(_build_ext):
             with open(stamp) as f:
                 force = json.load(f) != options
         except (OSError, ValueError):
-            force = True
-        force = force or self.force
-        if force and os.environ.get("CUBIND_NO_COMPILE"):
-            sys.exit("cubind: CUBIND_NO_COMPILE is set but every module would be cythonized "
-                     f"(Cython or directives differ from {stamp})")
+            force = None
         wrappers = os.path.join(os.path.dirname(stamp), "cython-src")
         for ext in self.extensions:
             ext.sources = [_wrap(src, wrappers) for src in ext.sources]
         c_files = [_c_file(src) for ext in self.extensions for src in ext.sources if src.endswith(".pyx")]
+        if force is None:
+            # No record: C left by another Cython is made again; a first build
+            # (no C yet) makes all of it unforced, and so fills the cache.
+            force = any(os.path.exists(c) for c in c_files)
+        force = force or self.force
+        if force and os.environ.get("CUBIND_NO_COMPILE"):
+            sys.exit("cubind: CUBIND_NO_COMPILE is set but every module would be cythonized "
+                     f"(Cython or directives differ from {stamp})")
         before = {c: (_mtime(c), _digest(c)) for c in c_files}
         log(f"cythonizing {len(self.extensions)} modules where out of date (Cython {Cython.__version__}"
             + (", all: first build or options changed)" if force else ")"))
