@@ -368,31 +368,31 @@ class build_ext(_build_ext):
             with open(stamp) as f:
                 force = json.load(f) != options
         except (OSError, ValueError):
-            force = None
-        wrappers = os.path.join(os.path.dirname(stamp), "cython-src")
-        for ext in self.extensions:
-            ext.sources = [_wrap(src, wrappers) for src in ext.sources]
-        c_files = [_c_file(src) for ext in self.extensions for src in ext.sources if src.endswith(".pyx")]
-        if force is None:
-            # No record: C left by another Cython is made again; a first build
-            # (no C yet) makes all of it unforced, and so fills the cache.
-            force = any(os.path.exists(c) for c in c_files)
+            force = True
         force = force or self.force
         if force and os.environ.get("CUBIND_NO_COMPILE"):
             sys.exit("cubind: CUBIND_NO_COMPILE is set but every module would be cythonized "
                      f"(Cython or directives differ from {stamp})")
-        before = {c: (_mtime(c), _digest(c)) for c in c_files}
+        wrappers = os.path.join(os.path.dirname(stamp), "cython-src")
+        for ext in self.extensions:
+            ext.sources = [_wrap(src, wrappers) for src in ext.sources]
+        c_files = [_c_file(src) for ext in self.extensions for src in ext.sources if src.endswith(".pyx")]
+        before = {c: (_mtime(c), _code_digest(c)) for c in c_files}
+        # Cython finds a module out of date when any .pxd it cimports is
+        # newer than its C, its own libc/ and cpython/ ones included, which
+        # each venv's pip install makes new: the build after run-example.sh
+        # and each Python's in CI cythonized 31 of 40 modules again for the
+        # same C. C newer than every Cython source of the tree is current
+        # (the stamp covers Cython and its directives): it is dated now for
+        # Cython's look, and given its age back below.
+        current = [] if force else _newer_than_tree(c_files, os.getcwd())
+        now = time.time_ns()
+        for c in current:
+            os.utime(c, ns=(now, now))
         log(f"cythonizing {len(self.extensions)} modules where out of date (Cython {Cython.__version__}"
             + (", all: first build or options changed)" if force else ")"))
-        # Cython finds a module out of date when a .pxd it cimports is newer
-        # than its C, its own libc/ and cpython/ ones included: each venv's
-        # pip install makes those new, so a build in a fresh venv (CI's, each
-        # Python's) cythonized 31 of 40 modules again for the same C. Its
-        # cache, keyed by the contents of a module and all it cimports, gives
-        # that C back at once (build/cython-cache; not used by a forced run).
         generated = cythonize(self.extensions, nthreads=min(self.parallel, len(self.extensions)),
-                              compiler_directives={**CYTHON_DIRECTIVES, **CYTHON_MESSAGE_DIRECTIVES}, force=force,
-                              cache=os.path.join(os.path.dirname(stamp), "cython-cache"))
+                              compiler_directives={**CYTHON_DIRECTIVES, **CYTHON_MESSAGE_DIRECTIVES}, force=force)
         # Keep setuptools' own Extension objects (finalize_options set them
         # up); take the C sources Cython wrote and, of the dependencies it
         # found, those the C compiler reads (headers): a .pxd's effect is in
@@ -404,14 +404,17 @@ class build_ext(_build_ext):
         os.makedirs(os.path.dirname(stamp), exist_ok=True)
         with open(stamp, "w") as f:
             json.dump(options, f)
-        regenerated = [c for c in c_files if _mtime(c) != before[c][0]]
-        # C written again as it was keeps its age: the modules compiled from
-        # it (each Python's) stay up to date.
-        same = [c for c in regenerated if before[c][1] is not None and _digest(c) == before[c][1]]
-        for c in same:
+        # C whose code is as it was (Cython's metadata comment at its top
+        # names the include directories, which differ between venvs) keeps
+        # its age: the modules compiled from it, each Python's, stay up to
+        # date.
+        kept = [c for c in c_files if before[c][1] is not None and _code_digest(c) == before[c][1]]
+        regenerated = [c for c in c_files if _mtime(c) != (now if c in current else before[c][0])]
+        for c in kept:
             os.utime(c, ns=(before[c][0], before[c][0]))
+        same = len([c for c in regenerated if c in kept])
         log(f"cythonized {len(regenerated)} of {len(c_files)}"
-            + (f", {len(same)} to the same C" if same else "") + f" ({self._elapsed()})")
+            + (f", {same} to the same code" if same else "") + f" ({self._elapsed()})")
 
     def build_extension(self, ext):
         target = self.get_ext_fullpath(ext.name)
@@ -539,15 +542,33 @@ def _mtime(path):
 _CYTHON_ONLY = (".pyx", ".pxd", ".pxi", ".py")
 
 
-def _digest(path):
-    """The SHA-256 of a file's bytes, or None where it is missing."""
+def _code_digest(path):
+    """The SHA-256 of a Cython-made C file less its metadata comment (the
+    Extension it was made for: flags and include directories, which do not
+    change the code), or None where it is missing."""
     import hashlib
 
     try:
         with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
+            text = f.read()
     except OSError:
         return None
+    begin, end = text.find(b"/* BEGIN: Cython Metadata"), text.find(b"END: Cython Metadata */")
+    if begin >= 0 and end > begin:
+        text = text[:begin] + text[end:]
+    return hashlib.sha256(text).hexdigest()
+
+
+def _newer_than_tree(c_files, root):
+    """Of ``c_files``, those newer than every .pyx, .pxd and .pxi under
+    ``root`` (hidden folders such as venvs and .git left out)."""
+    newest = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+        for name in files:
+            if name.endswith((".pyx", ".pxd", ".pxi")):
+                newest = max(newest, _mtime(os.path.join(folder, name)) or 0)
+    return [c for c in c_files if (_mtime(c) or 0) > newest]
 
 
 def extensions(root=ROOT):

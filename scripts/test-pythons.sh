@@ -9,8 +9,8 @@
 # /path/python3.13" names them. A missing one fails: the range would be untested.
 # The compiled modules are tagged per Python version (.cpython-310-...so) and
 # their objects go to build/temp.*-cpython-3X, so they coexist in the tree; the
-# C that Cython writes (build/cython-src) is shared, and comes back from
-# Cython's cache (build/cython-cache) keeping its age where it is the same.
+# C that Cython writes (build/cython-src) is shared: current for every Python
+# (setup.py's _cythonize), it is not made again.
 # The generator (built by scripts/test.sh) is reused.
 # The whole suite runs on each (the wheel and sdist tests included: they take
 # half a minute, and the wheel is built per Python).
