@@ -374,18 +374,23 @@ class build_ext(_build_ext):
             sys.exit("cubind: CUBIND_NO_COMPILE is set but every module would be cythonized "
                      f"(Cython or directives differ from {stamp})")
         wrappers = os.path.join(os.path.dirname(stamp), "cython-src")
+        own = {}  # each C file: its module's own sources, the wrapper and what it includes
         for ext in self.extensions:
-            ext.sources = [_wrap(src, wrappers) for src in ext.sources]
-        c_files = [_c_file(src) for ext in self.extensions for src in ext.sources if src.endswith(".pyx")]
+            sources = ext.sources
+            ext.sources = [_wrap(src, wrappers) for src in sources]
+            for src, made in zip(sources, ext.sources):
+                if made.endswith(".pyx"):
+                    own[_c_file(made)] = {src, made}
+        c_files = list(own)
         before = {c: (_mtime(c), _code_digest(c)) for c in c_files}
         # Cython finds a module out of date when any .pxd it cimports is
         # newer than its C, its own libc/ and cpython/ ones included, which
         # each venv's pip install makes new: the build after run-example.sh
         # and each Python's in CI cythonized 31 of 40 modules again for the
-        # same C. C newer than every Cython source of the tree is current
-        # (the stamp covers Cython and its directives): it is dated now for
-        # Cython's look, and given its age back below.
-        current = [] if force else _newer_than_tree(c_files, os.getcwd())
+        # same C. C newer than its own sources and every .pxd and .pxi of the
+        # tree is current (the stamp covers Cython and its directives): it is
+        # dated now for Cython's look, and given its age back below.
+        current = [] if force else _current(own, os.getcwd())
         now = time.time_ns()
         for c in current:
             os.utime(c, ns=(now, now))
@@ -559,16 +564,19 @@ def _code_digest(path):
     return hashlib.sha256(text).hexdigest()
 
 
-def _newer_than_tree(c_files, root):
-    """Of ``c_files``, those newer than every .pyx, .pxd and .pxi under
-    ``root`` (hidden folders such as venvs and .git left out)."""
+def _current(own, root):
+    """Of the C files in ``own`` ({C file: its module's own sources}), those
+    newer than their own sources and than every .pxd and .pxi under
+    ``root`` (hidden folders such as venvs and .git left out): what a module
+    cimports or includes from the tree."""
     newest = 0
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
         for name in files:
-            if name.endswith((".pyx", ".pxd", ".pxi")):
+            if name.endswith((".pxd", ".pxi")):
                 newest = max(newest, _mtime(os.path.join(folder, name)) or 0)
-    return [c for c in c_files if (_mtime(c) or 0) > newest]
+    return [c for c, sources in own.items()
+            if (_mtime(c) or 0) > max([newest, *(_mtime(src) or 0 for src in sources)])]
 
 
 def extensions(root=ROOT):

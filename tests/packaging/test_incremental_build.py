@@ -21,7 +21,8 @@ spec = importlib.util.spec_from_file_location("cubind_setup", {setup!r})
 cubind_setup = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(cubind_setup)
 setup(script_args=["build_ext", "--inplace"], cmdclass={{"build_ext": cubind_setup.build_ext}},
-      ext_modules=[Extension("m", ["m.pyx"], include_dirs={include_dirs!r}, extra_compile_args=["-O0"])])
+      ext_modules=[Extension(name, [name + ".pyx"], include_dirs={include_dirs!r}, extra_compile_args=["-O0"])
+                   for name in {modules!r}])
 """
 
 
@@ -39,10 +40,11 @@ def project(tmp_path):
     return project
 
 
-def _build(project, include_dirs=()):
+def _build(project, include_dirs=(), modules=("m",)):
     env = dict(os.environ, PYTHONPATH=str(project.parent / "outside"))
     done = subprocess.run([sys.executable, "-c", SETUP.format(setup=str(ROOT / "setup.py"),
-                                                              include_dirs=list(include_dirs))],
+                                                              include_dirs=list(include_dirs),
+                                                              modules=list(modules))],
                           cwd=project, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
@@ -73,6 +75,16 @@ def test_a_newer_pxd_outside_the_tree_cythonizes_nothing(project):
     out = _build(project)
     assert "cythonized 0 of 1 (" in out and "m: up to date" in out, out
     assert _compiled(project) == compiled and _call(project) == 4
+
+
+def test_a_new_module_leaves_the_others_current(project):
+    compiled = _compiled(project)
+    time.sleep(0.01)
+    os.utime(project.parent / "outside" / "dep.pxd")
+    (project / "n.pyx").write_text("def g():\n    return 1\n")  # newer than m's C, as its wrapper would be
+    out = _build(project, modules=("m", "n"))
+    assert "cythonized 1 of 2 (" in out and "m: up to date" in out and "n: compiled in" in out, out
+    assert _compiled(project) == compiled
 
 
 def test_c_made_again_with_the_same_code_keeps_its_age(project):
