@@ -183,9 +183,9 @@ def test_without_reconnect_a_receiver_that_dies_ends_the_transmitters_run_naming
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env())
     tx_yaml = dying(tmp_path, "ping_tx.yaml", "PingOrDie", die_at=0, extra={"nbytes": nbytes})
     tx = part(None, *tx_params, path=tx_yaml)
-    rx_code, _, _ = finish(rx)
+    rx_code, rx_out, rx_err = finish(rx)
     code, out, err = finish(tx, timeout=30)
-    assert rx_code == -signal.SIGKILL
+    assert rx_code == -signal.SIGKILL, rx_out + rx_err
     assert code == 1, out + err
     assert f"tx/signal (entity 'tx'): the connection to the UcxReceiver at 127.0.0.1:{port}" in err, err
     assert "was lost" in err
