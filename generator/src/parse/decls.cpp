@@ -158,6 +158,20 @@ void DeclCollector::add_enum(CXCursor c, const std::string& header) {
   });
   e.doc = doc_of(c);
   e.order = order_++;
+  if (e.name.empty()) {
+    // `enum { UCP_MEM_MAP_NONBLOCK = 1, ... };` names no type: its members are
+    // integer constants, as a `#define` would make them (ucp.h's flags).
+    for (const auto& v : e.values) {
+      model::Constant k;
+      k.name = v.name;
+      k.kind = "int";
+      k.int_value = v.value;
+      k.is_unsigned = !e.is_signed;
+      k.header = header;
+      constants_.push_back(k);
+    }
+    return;
+  }
   model_.enums.push_back(e);
 }
 

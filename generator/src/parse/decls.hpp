@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "model/model.hpp"
 #include "parse/types.hpp"
@@ -19,6 +20,8 @@ class DeclCollector {
       : model_(model), names_(names), types_(names), files_(files) {}
 
   void collect(CXCursor unit);
+  // The members of enums that name no type (`enum { A = 1 };`), in header order.
+  const std::vector<model::Constant>& constants() const { return constants_; }
 
  private:
   void add_function(CXCursor c, const std::string& header);
@@ -37,6 +40,7 @@ class DeclCollector {
   std::set<std::string> defined_;  // USRs of the records whose definition is complete
   std::map<std::string, int> forward_;  // USR of a record used before its definition -> its forward declaration's order
   int order_ = 0;
+  std::vector<model::Constant> constants_;
 };
 
 model::Doc doc_of(CXCursor c);

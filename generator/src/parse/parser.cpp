@@ -201,7 +201,8 @@ model::Model parse_headers(const ParseOptions& options) {
   model.library = options.library;
   model.headers = options.headers;
   const NameTable names = declaration_names(root, paths);
-  DeclCollector(model, names, files).collect(root);
+  DeclCollector decls(model, names, files);
+  decls.collect(root);
 
   std::set<std::string> functions;
   for (const auto& f : model.functions) functions.insert(f.name);
@@ -228,6 +229,7 @@ model::Model parse_headers(const ParseOptions& options) {
 
   const Evaluator eval{index.get(), args, source};
   model.constants = evaluate_constants(eval, classes.constant_candidates);
+  model.constants.insert(model.constants.begin(), decls.constants().begin(), decls.constants().end());
   if (!options.version_macro.empty()) {
     auto version = eval.run({options.version_macro}, "");
     if (!version.count(options.version_macro))

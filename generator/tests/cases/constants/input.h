@@ -7,6 +7,9 @@
  *   constants, CASE_FLOAT 1.5 and CASE_DOUBLE 0.25 (kind float), CASE_CHAR 'A'
  *   = 65, CASE_PTR ((void*)0x01) and CASE_PTR_MAX ((void*)0xff) as their
  *   addresses (unsigned), CASE_SIZEOF 8.
+ * First, before the macros: the members of an enum that names no type
+ * (CASE_FLAG_A 1, CASE_FLAG_B 4, unsigned, as UCX's ucp.h writes its flags),
+ * which are constants too, not an enum.
  * (No string macro: `#define X "text"` never becomes a constant today, see
  * DISABLED_StringMacroIsAStringConstant in generator/tests/unit/parse_test.cpp.)
  * Not constants: the include guard and other reserved __ names, empty macros,
@@ -18,6 +21,8 @@
 #define __CASE_CONSTANTS_H__
 
 typedef enum { CASE_SUCCESS = 0, CASE_ERROR = 1 } caseResult;
+
+enum { CASE_FLAG_A = 1u << 0, CASE_FLAG_B = 1u << 2 };
 
 #define __CASE_INTERNAL 1
 #define CASEAPI
