@@ -132,3 +132,95 @@ def test_one_spec_file_binds_a_library(library):
         "(<tinyResult.TINY_ERROR_OVERFLOW: 1>, None)",
         "tinyAdd(a, b) ['sizeof', 'tinyAdd', 'tinyResult']",
     ]
+
+
+# A library whose nonblocking calls return a status or a request in one
+# pointer (UCX's ucs_status_ptr_t), and whose flags are an enum naming no type.
+REQUESTS_HEADER = """\
+#ifndef REQS_H
+#define REQS_H
+#include <stddef.h>
+
+typedef enum { REQS_OK = 0, REQS_INPROGRESS = 1, REQS_ERR_NO_MEMORY = -4, REQS_ERR_LAST = -100 } reqsStatus;
+typedef void *reqsStatusPtr;
+enum { REQS_FLAG_FAST = 1u << 0, REQS_FLAG_SYNC = 1u << 3 };
+
+/** Sends `count` bytes: done at once (0), failing (1), or in progress (2). */
+reqsStatusPtr reqsSend(int how, size_t count);
+/** A request's status. */
+reqsStatus reqsCheck(void *request);
+
+#endif
+"""
+
+REQUESTS_SOURCE = """\
+#include <stdint.h>
+#include "reqs.h"
+
+static int pending = 7;
+
+reqsStatusPtr reqsSend(int how, size_t count) {
+    (void)count;
+    if (how == 0) return NULL;
+    if (how == 1) return (reqsStatusPtr)(intptr_t)REQS_ERR_NO_MEMORY;
+    return &pending;
+}
+
+reqsStatus reqsCheck(void *request) { return request == &pending ? REQS_INPROGRESS : REQS_OK; }
+"""
+
+REQUESTS_SPEC = """\
+[library]
+name = "reqs"
+c_module = "creqs"
+py_module = "_reqs"
+headers = ["reqs.h"]
+status_type = "reqsStatus"
+
+[loader]
+sonames = ["libreqs.so"]
+env_var = "CUBIND_REQS_LIBRARY"
+
+[conventions]
+status_pointer = { type = "reqsStatusPtr", first_error = "REQS_ERR_LAST", pending = "REQS_INPROGRESS" }
+failure_members = { reqsStatus = "REQS_ERR_LAST" }
+"""
+
+REQUESTS_CALL = """
+import reqs
+print(reqs.reqsSend(0, 8))
+print(reqs.reqsSend(1, 8))
+status, request = reqs.reqsSend(2, 8)
+print(status, request != 0, reqs.reqsCheck(request))
+print(reqs.REQS_FLAG_FAST, reqs.REQS_FLAG_SYNC)
+"""
+
+
+def test_a_status_pointer_gives_the_status_and_the_request(tmp_path):
+    """conventions.status_pointer: NULL is the success member, an address
+    from the first error up is that status, another is a request in progress
+    whose address Python gets; an enum naming no type gives constants."""
+    if not GENERATOR.exists():
+        _missing(f"the generator is not built ({GENERATOR})")
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    if cc is None:
+        pytest.skip("no C compiler")
+    tree = tmp_path
+    (tree / "reqs.h").write_text(REQUESTS_HEADER)
+    (tree / "reqs.c").write_text(REQUESTS_SOURCE)
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(tree / "libreqs.so"), str(tree / "reqs.c")], check=True)
+    (tree / "bindings").mkdir()
+    (tree / "bindings" / "reqs.toml").write_text(REQUESTS_SPEC)
+    generated = _run([str(GENERATOR), "--spec", str(tree / "bindings" / "reqs.toml"), "-I", str(tree),
+                      "--templates", str(ROOT / "generator" / "templates"), "--out", str(tree)], tree)
+    assert generated.returncode == 0, generated.stderr
+    built = _run([sys.executable, "-c", BUILD, str(ROOT / "setup.py")], tree)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    called = _run([sys.executable, "-c", REQUESTS_CALL], tree, CUBIND_REQS_LIBRARY=str(tree / "libreqs.so"))
+    assert called.returncode == 0, called.stderr
+    assert called.stdout.splitlines() == [
+        "(<reqsStatus.REQS_OK: 0>, None)",
+        "(<reqsStatus.REQS_ERR_NO_MEMORY: -4>, None)",
+        "reqsStatus.REQS_INPROGRESS True (<reqsStatus.REQS_INPROGRESS: 1>,)",
+        "1 8",
+    ]

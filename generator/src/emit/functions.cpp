@@ -48,6 +48,14 @@ int64_t status_value(const std::string& member, const Context& ctx) {
   return 0;
 }
 
+// The status pointer's pending member, by name (UCS_INPROGRESS).
+std::string pending_member(const Function& f, const Context& ctx) {
+  if (const Enum* e = ctx.model.enumeration(f.status_pointer_enum))
+    for (const auto& v : e->values)
+      if (v.value == f.status_pointer_pending) return v.name;
+  return std::to_string(f.status_pointer_pending);
+}
+
 }  // namespace
 
 View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Context& ctx) {
@@ -143,7 +151,12 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
   d.flag("has_outputs", !outputs.empty());
   d.flag("returns_status", f.returns_status);
   const Conversion& r = f.result_conversion;
-  const View rv = conversion_view(r, "_r", ctx);
+  View rv = conversion_view(r, "_r", ctx);
+  if (!f.status_pointer_enum.empty()) {
+    rv.set("status_class", f.status_pointer_enum);
+    rv.set("first_error", std::to_string(f.status_pointer_first_error));
+    rv.set("pending", std::to_string(f.status_pointer_pending));
+  }
   const View result_stub = slot(r, rv, "stub", f.name + " result", ctx);
   d.set("result_type", result_stub);
   if (f.returns_status) {
@@ -160,7 +173,16 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
       d.set("status_class", ctx.spec.status_type);
       d.set("success", std::to_string(status_value(f.success_status, ctx)));
     }
-    d.set("doc", docstring(value_docstring(f, ctx.spec.status_type, f.success_status, text_of(result_stub), forms), "    "));
+    std::string doc;
+    if (f.status_pointer_enum.empty()) {
+      doc = value_docstring(f, ctx.spec.status_type, f.success_status, text_of(result_stub), forms);
+    } else {
+      const DocOutput request{"request", "int | None",
+                              "The request's address while the operation is in progress (" +
+                                  pending_member(f, ctx) + "): to test, wait for and free; else None."};
+      doc = function_docstring(f, f.status_pointer_enum, {request}, forms);
+    }
+    d.set("doc", docstring(doc, "    "));
   }
   // Statements last: they may return early with the outputs as None.
   std::vector<View> statements;

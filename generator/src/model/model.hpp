@@ -153,6 +153,12 @@ struct Function {
   // Where the result is not the status: returned alone, without the status
   // (spec `result = "value"`: make_cudaExtent(w, h, d) is the struct itself).
   bool value_only = false;
+  // Where the result is the spec's status pointer (UCX's ucs_status_ptr_t):
+  // the status enum it holds, and the values of its first error and of its
+  // pending member (mark_status_pointers). Python receives (status, request).
+  std::string status_pointer_enum;
+  int64_t status_pointer_first_error = 0;
+  int64_t status_pointer_pending = 0;
   std::string skip_reason;
   std::string alias_of;  // the ABI symbol called, when an alias maps the name
   // The name the library's version resolver knows the ABI by, where it is not

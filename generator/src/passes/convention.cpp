@@ -43,6 +43,30 @@ void mark_success_status(Model& model, const spec::Spec& spec) {
   }
 }
 
+void mark_status_pointers(Model& model, const spec::Spec& spec) {
+  if (!spec.conventions.status_pointer) return;
+  const spec::StatusPointer& sp = *spec.conventions.status_pointer;
+  const std::string where = "conventions.status_pointer: ";
+  const Enum* status = model.enumeration(spec.status_type);
+  if (!status) throw std::runtime_error(where + "status_type " + spec.status_type + " is not declared by the headers");
+  const auto value_of = [&](const std::string& member) {
+    for (const auto& v : status->values)
+      if (v.name == member) return v.value;
+    throw std::runtime_error(where + member + " is no member of " + spec.status_type);
+  };
+  const int64_t first_error = value_of(sp.first_error), pending = value_of(sp.pending);
+  bool used = false;
+  for (auto& f : model.functions) {
+    if (f.result.kind != TypeKind::Pointer || f.result.name != sp.type) continue;
+    f.status_pointer_enum = spec.status_type;
+    f.status_pointer_first_error = first_error;
+    f.status_pointer_pending = pending;
+    f.value_only = true;  // the (status, request) pair is the value: no success member before it
+    used = true;
+  }
+  if (!used) throw std::runtime_error(where + "no function returns " + sp.type);
+}
+
 void mark_status_description(Model& model, const spec::Spec& spec) {
   const std::string& name = spec.status_description;
   if (name.empty()) return;

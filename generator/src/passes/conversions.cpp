@@ -478,6 +478,9 @@ Conversion result_conversion(const Function& f, const Model& m) {
   if (f.returns_status) {
     // From a status struct (CUfileError_t), its status member's enum.
     c = named("results/status", f.status_field.empty() ? r : f.status_field_type);
+  } else if (!f.status_pointer_enum.empty()) {
+    c = named("results/status_pointer", r);
+    c.enum_name = f.status_pointer_enum;
   } else if (r.kind == TypeKind::Pointer) {
     c = named("results/bytes", r);
   } else if (r.kind == TypeKind::Enum) {
@@ -501,6 +504,11 @@ Conversion result_conversion(const Function& f, const Model& m) {
   // others may, and are checked after their error value (or always).
   if (f.header_only)
     c.raises = false;
+  else if (!f.status_pointer_enum.empty())
+    // Its first error is a bound no call returns (UCS_ERR_LAST): NULL, the
+    // common immediate completion, must not make a caller without the GIL
+    // take it to look for an exception.
+    c.error_value = "<" + r.name + ">(" + std::to_string(f.status_pointer_first_error) + ")";
   else
     c.error_value = error_value(r, m);
   return c;

@@ -11,6 +11,7 @@ using namespace cubind::model;
 namespace {
 
 bool bindable_result(const Function& f) {
+  if (!f.status_pointer_enum.empty()) return true;
   const Type& r = f.result;
   switch (r.kind) {
     case TypeKind::Void:

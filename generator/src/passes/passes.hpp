@@ -131,6 +131,9 @@ void drop_tag_typedefs(model::Model& model);
 void mark_success_status(model::Model& model, const spec::Spec& spec);
 // The spec's status_description, checked to be a bound function of one
 // parameter of the status type, recorded on the status enum.
+// Functions returning the spec's status pointer (conventions.status_pointer):
+// its enum and members' values, and the pair as their value.
+void mark_status_pointers(model::Model& model, const spec::Spec& spec);
 void mark_status_description(model::Model& model, const spec::Spec& spec);
 
 // After the conversions: the Python defaults of the classic bindings (an

@@ -43,6 +43,7 @@ const Pass kPipeline[] = {
     {"accept_documented_casts", accept_documented_casts},
     {"link_attributes", [](Model& m, const Spec&) { link_attributes(m); }},
     {"link_kept_alive", [](Model& m, const Spec&) { link_kept_alive(m); }},
+    {"mark_status_pointers", mark_status_pointers},
     {"apply_filters", apply_filters},
     {"name_python", [](Model& m, const Spec&) { name_python(m); }},
     {"mark_callback_classes", [](Model& m, const Spec&) { mark_callback_classes(m); }},

@@ -79,6 +79,14 @@ Conventions read_conventions(const Reader& r, const toml::table& t) {
   if (auto p = r.string(t, "abi_prototype", false, where); !p.empty()) c.abi_prototype = p;
   if (auto s = r.string(t, "version_suffix", false, where); !s.empty()) c.version_suffix = s;
   c.success_member = r.string(t, "success_member", false, where);
+  if (const toml::node* node = t.get("status_pointer")) {
+    const toml::table* sp = node->as_table();
+    if (!sp)
+      r.fail(where + "status_pointer", "expected a table { type = \"...\", first_error = \"...\", pending = \"...\" }");
+    const std::string in = where + "status_pointer.";
+    c.status_pointer = StatusPointer{r.string(*sp, "type", true, in), r.string(*sp, "first_error", true, in),
+                                     r.string(*sp, "pending", true, in)};
+  }
   if (const toml::node* node = t.get("failure_members")) {
     const toml::table* members = node->as_table();
     if (!members) r.fail(where + "failure_members", "expected a table of enum = \"member\"");

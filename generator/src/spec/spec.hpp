@@ -87,6 +87,16 @@ struct AlsoAccepts {
   std::string when_doc_matches;  // ECMAScript regex searched in the function's doc text
 };
 
+// A result type that holds either a status or a request (UCX's
+// ucs_status_ptr_t): NULL is the success member, values from `first_error`
+// (a member of the status enum, as an address) up are that status, any other
+// value is a request still in progress, whose status is `pending`.
+struct StatusPointer {
+  std::string type;
+  std::string first_error;
+  std::string pending;
+};
+
 // A library's naming conventions, which the general parameter rules read.
 struct Conventions {
   // What a struct's char array holds unless its field says otherwise
@@ -155,6 +165,7 @@ struct Conventions {
   // Handle parameters that also take another handle type, by the parameter's
   // handle type (CUfunction), where the documentation says so.
   std::map<std::string, AlsoAccepts> also_accepts;
+  std::optional<StatusPointer> status_pointer;
 };
 
 struct Skip {

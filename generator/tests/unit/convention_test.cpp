@@ -233,3 +233,42 @@ TEST(ResolveOptionTypes, AnUnknownTypeFailsTheGeneration) {
       spec_with("[conventions]\noption_type_wording = \"Option type: ([^\\\\n\\\\\\\\]+)\"\n[option_types.caseOption]\n");
   EXPECT_THROW(cubind::passes::resolve_option_types(m, s), std::runtime_error);
 }
+
+// UCX's ucs_status_ptr_t: a function returning it returns (status, request).
+Model model_with_status_pointer() {
+  Model m = model_with_status();
+  m.enums[0].values.push_back({"CASE_ERR_LAST", -100, {}});
+  Type sp = pointer_t();
+  sp.spelling = sp.name = "caseStatusPtr";
+  m.functions.push_back(fn("caseSendNbx", sp, false));
+  return m;
+}
+
+const char* kStatusPointer =
+    "[conventions]\nstatus_pointer = { type = \"caseStatusPtr\", first_error = \"CASE_ERR_LAST\", "
+    "pending = \"CASE_OK\" }\n";
+
+TEST(MarkStatusPointers, AFunctionReturningTheTypeReturnsItsStatusAndRequest) {
+  Model m = model_with_status_pointer();
+  cubind::passes::mark_status_pointers(m, spec_with(kStatusPointer));
+  const Function& f = m.functions[3];
+  EXPECT_EQ(f.status_pointer_enum, "caseResult");
+  EXPECT_EQ(f.status_pointer_first_error, -100);
+  EXPECT_EQ(f.status_pointer_pending, 1);
+  EXPECT_TRUE(f.value_only);  // no success member before the pair
+  EXPECT_EQ(m.functions[1].status_pointer_enum, "");  // another pointer result: bytes, as before
+  Model none = model_with_status_pointer();
+  cubind::passes::mark_status_pointers(none, spec_with(""));
+  EXPECT_EQ(none.functions[3].status_pointer_enum, "");
+}
+
+TEST(MarkStatusPointers, AMemberTheStatusLacksOrATypeNoFunctionReturnsFailsTheGeneration) {
+  Model m = model_with_status_pointer();
+  EXPECT_THROW(cubind::passes::mark_status_pointers(
+                   m, spec_with("[conventions]\nstatus_pointer = { type = \"caseStatusPtr\", first_error = "
+                                "\"CASE_NOPE\", pending = \"CASE_OK\" }\n")),
+               std::runtime_error);
+  Model other = model_with_status_pointer();
+  other.functions.pop_back();
+  EXPECT_THROW(cubind::passes::mark_status_pointers(other, spec_with(kStatusPointer)), std::runtime_error);
+}
