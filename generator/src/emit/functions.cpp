@@ -63,6 +63,7 @@ View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Co
   d.set("name", f.name);
   d.set("symbol", f.alias_of.empty() ? f.name : f.alias_of);
   d.flag("header_only", f.header_only);
+  if (f.loads_first) d.flag("loads_first", true);
   if (f.returns_status && !ctx.spec.missing_function_status.empty())
     d.set("missing_status", ctx.spec.missing_function_status);
   if (f.header_only) d.set("header", f.header);
@@ -148,6 +149,7 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
   d.set("outputs", list_of(outputs));
   d.set("status_of", enum_of_function(ctx.spec.status_type));
   d.flag("release_gil", f.releases_gil);
+  if (f.loads_first) d.flag("loads_first", true);
   d.flag("has_outputs", !outputs.empty());
   d.flag("returns_status", f.returns_status);
   const Conversion& r = f.result_conversion;

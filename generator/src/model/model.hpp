@@ -156,6 +156,9 @@ struct Function {
   // Where the result is the spec's status pointer (UCX's ucs_status_ptr_t):
   // the status enum it holds, and the values of its first error and of its
   // pending member (mark_status_pointers). Python receives (status, request).
+  // A void function the C layer declares noexcept (conventions.noexcept_void):
+  // its Python function opens the library first, which raises where it fails.
+  bool loads_first = false;
   std::string status_pointer_enum;
   int64_t status_pointer_first_error = 0;
   int64_t status_pointer_pending = 0;

@@ -105,6 +105,7 @@ json function_json(const Function& f) {
   put(j, "success_status", f.success_status);
   put(j, "status_field", f.status_field);
   if (f.value_only) j["value_only"] = true;
+  if (f.loads_first) j["loads_first"] = true;
   if (!f.status_pointer_enum.empty())
     j["status_pointer"] = {{"enum", f.status_pointer_enum},
                            {"first_error", f.status_pointer_first_error},

@@ -235,6 +235,18 @@ void DeclCollector::add_typedef(CXCursor c, const std::string& header) {
   if (type.kind != TypeKind::Handle) note_use(underlying);
   if (underlying.kind == CXType_Record || underlying.kind == CXType_Enum) {
     const CXCursor decl = clang_getTypeDeclaration(underlying);
+    if (underlying.kind == CXType_Record && clang_Cursor_isNull(clang_getCursorDefinition(decl)) &&
+        seen_.insert(usr(decl)).second) {
+      // `typedef struct ucp_address ucp_address_t;`, the struct defined
+      // nowhere: an opaque record of the typedef's name, used by address.
+      Record r;
+      r.name = name;
+      r.header = header;
+      r.doc = doc_of(c);
+      r.order = order_++;
+      model_.records.push_back(r);
+      return;
+    }
     if (name_of(decl) == name) return;  // this typedef is the entity's own name
   }
   if (!seen_.insert("typedef:" + name).second) return;

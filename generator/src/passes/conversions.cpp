@@ -270,7 +270,7 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       return c;
     }
     case Role::Handle: {
-      Conversion c = named(p.also_accepts.empty() ? "params/in_handle" : "params/in_handle_or", t);
+      Conversion c = named(p.also_accepts.empty() ? "params/in_handle" : "params/in_handle_or", without_const(t));
       c.handle = t.name;
       c.also_handle = p.also_accepts;
       return c;
@@ -342,7 +342,10 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
                          : queried          ? "params/in_voidptr_queried"
                          : sized && chars   ? "params/in_chars_sized"
                          : sized            ? "params/in_voidptr_sized"
-                                            : "params/in_voidptr";
+                         : t.kind == TypeKind::Pointer && t.pointee().kind == TypeKind::Record
+                             // An opaque struct's address (ucp_config_t *): cast, as Cython casts no void*.
+                             ? "params/in_opaque"
+                             : "params/in_voidptr";
       Conversion c = named(name, t);
       c.ownership = Ownership::Call;
       // What the call writes into a char* is a C string: a shared empty or
@@ -621,7 +624,7 @@ Conversion field_conversion(const Field& f, const Model& m) {
         c.ownership = Ownership::Struct;
         return c;
       }
-      if (t.pointee().kind == TypeKind::Record) {
+      if (t.pointee().kind == TypeKind::Record && t.pointee().size > 0) {  // else opaque: its address
         Conversion c = named("fields/record_pointer", without_const(t.pointee()));
         c.record_class = record_class(m, t.pointee().canonical);
         c.ownership = Ownership::Struct;

@@ -64,6 +64,15 @@ void drop_tag_typedefs(Model& model) {
           t.end());
 }
 
+void mark_noexcept_void(Model& model, const spec::Spec& spec) {
+  if (!spec.conventions.noexcept_void) return;
+  for (auto& f : model.functions) {
+    if (f.result.kind != TypeKind::Void || f.header_only || !f.skip_reason.empty()) continue;
+    f.result_conversion.raises = false;
+    f.loads_first = true;
+  }
+}
+
 void mark_gil(Model& model, const spec::Spec& spec) {
   std::vector<std::regex> keep;
   for (const auto& pattern : spec.keep_gil) keep.emplace_back(pattern);

@@ -17,6 +17,9 @@ namespace {
 
 bool is_char(const Type& t) { return t.kind == TypeKind::Integer && t.canonical == "char"; }
 bool is_void(const Type& t) { return t.kind == TypeKind::Void; }
+// A struct defined nowhere (`typedef struct ucp_address ucp_address_t;`):
+// only its address crosses, as a void*'s does.
+bool is_opaque(const Type& t) { return t.kind == TypeKind::Record && t.size <= 0; }
 bool is_value(const Type& t) {
   return t.kind == TypeKind::Integer || t.kind == TypeKind::Floating || t.kind == TypeKind::Bool ||
          t.kind == TypeKind::Enum || t.kind == TypeKind::Handle;
@@ -89,10 +92,10 @@ void infer_pointer(Param& p, const Function& f, const Model& m, const spec::Conv
     } else {
       p.skip_reason = "char** without const";
     }
-  } else if (is_void(pointee)) {
+  } else if (is_void(pointee) || is_opaque(pointee)) {
     p.role = Role::VoidPtr;  // its size: link_buffer_sizes
-  } else if (pointee.kind == TypeKind::Pointer && is_void(pointee.pointee()) && !pointee.is_const &&
-             documented_as_output(doc, c)) {
+  } else if (pointee.kind == TypeKind::Pointer && (is_void(pointee.pointee()) || is_opaque(pointee.pointee())) &&
+             !pointee.is_const && documented_as_output(doc, c)) {
     p.role = Role::OutAddress;
     p.direction = Direction::Out;
   } else if (pointee.kind == TypeKind::Pointer && is_void(pointee.pointee()) && has_count(f, c)) {

@@ -145,6 +145,9 @@ void bind_helpers(model::Model& model, const spec::Spec& spec);
 
 // Which calls keep the GIL (spec [gil] keep); every other call releases it.
 void mark_gil(model::Model& model, const spec::Spec& spec);
+// Void functions noexcept in the C layer, their Python functions loading the
+// library first (conventions.noexcept_void); after assign_conversions.
+void mark_noexcept_void(model::Model& model, const spec::Spec& spec);
 
 // The conversion of every parameter, field, result and callback argument
 // (after the roles and the filters: skipped functions get none).

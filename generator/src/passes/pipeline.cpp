@@ -52,6 +52,7 @@ const Pass kPipeline[] = {
     {"bind_helpers", bind_helpers},
     {"assign_conversions", [](Model& m, const Spec&) { assign_conversions(m); }},
     {"mark_classic_defaults", mark_classic_defaults},
+    {"mark_noexcept_void", mark_noexcept_void},
     {"mark_gil", mark_gil},
     {"spell_compat_signatures", spell_compat_signatures},
 };

@@ -79,6 +79,10 @@ Conventions read_conventions(const Reader& r, const toml::table& t) {
   if (auto p = r.string(t, "abi_prototype", false, where); !p.empty()) c.abi_prototype = p;
   if (auto s = r.string(t, "version_suffix", false, where); !s.empty()) c.version_suffix = s;
   c.success_member = r.string(t, "success_member", false, where);
+  if (const toml::node* node = t.get("noexcept_void")) {
+    if (!node->value<bool>()) r.fail(where + "noexcept_void", "expected true or false");
+    c.noexcept_void = *node->value<bool>();
+  }
   if (const toml::node* node = t.get("status_pointer")) {
     const toml::table* sp = node->as_table();
     if (!sp)

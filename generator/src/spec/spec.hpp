@@ -166,6 +166,13 @@ struct Conventions {
   // handle type (CUfunction), where the documentation says so.
   std::map<std::string, AlsoAccepts> also_accepts;
   std::optional<StatusPointer> status_pointer;
+  // Void functions declared noexcept in the C layer (`noexcept_void = true`):
+  // Cython checks for an exception after a void call only by taking the
+  // GIL, which a caller without it (UCX's data path, holding its own lock)
+  // must not wait for. The C layer then has load(), which opens the library
+  // and raises its loader's error; the Python layer's void functions call it
+  // first.
+  bool noexcept_void = false;
 };
 
 struct Skip {
