@@ -113,6 +113,30 @@ def optional_packages(root):
     return found
 
 
+def wheel_include_dirs(root, site_dirs):
+    """``{package: [directory, ...]}``: the include directories of a library
+    not CUDA's that its spec's ``[build] wheel_includes`` names under the
+    environment's ``site_dirs`` (UCX's headers, ``libucx/include``, in the
+    libucx wheel ucxx brings), those that exist."""
+    found = {}
+    for spec in spec_tables(root):
+        for sub in spec.get("build", {}).get("wheel_includes", []):
+            for d in site_dirs:
+                path = os.path.join(d, sub)
+                if os.path.isdir(path) and path not in found.get(spec["library"]["name"], []):
+                    found.setdefault(spec["library"]["name"], []).append(path)
+    return found
+
+
+def optional_headers(root):
+    """``{header: package}`` of the optional specs' headers: a module of
+    cubind's own that includes only such missing headers (the graph's UCX data
+    path, which calls ucx.cucp) is left out with that package."""
+    optional = optional_packages(root)
+    return {h: spec["library"]["name"] for spec in spec_tables(root) if spec["library"]["name"] in optional
+            for h in spec["library"].get("headers", [])}
+
+
 def spec_packages(root):
     """The packages the specs make, each once."""
     return list(dict.fromkeys(library["name"] for library in spec_libraries(root)))
@@ -290,15 +314,25 @@ class build_ext(_build_ext):
         """Each module's CUDA include directories, all found before anything
         is cythonized or compiled; every missing header is reported at once."""
         paths = _load_cuda_paths()
-        errors, used, skipped = [], {}, {}
+        errors, used, skipped, self._skipped_modules = [], {}, {}, {}
         optional = optional_packages(os.getcwd())
+        owners = optional_headers(os.getcwd())
+        wheels = [d for dirs in wheel_include_dirs(os.getcwd(), paths.site_dirs()).values() for d in dirs]
         for ext in list(self.extensions):
             try:
                 # A library that is not CUDA's has its headers where
-                # `build_ext -I` or the Extension says.
-                root, dirs = cuda_include_dirs(ext, paths, (self.include_dirs or []) + ext.include_dirs)
+                # `build_ext -I`, the Extension or its spec's wheel says.
+                root, dirs = cuda_include_dirs(ext, paths, (self.include_dirs or []) + ext.include_dirs + wheels)
             except paths.HeaderNotFound as exc:
                 package = ext.name.split(".")[0]
+                needs = {owners.get(h) for h in exc.missing}
+                if package not in optional and len(needs) == 1 and None not in needs:
+                    # A module of cubind's own calling an optional library (the graph's UCX
+                    # data path): left out with it; importing it says so (built.py).
+                    self.extensions.remove(ext)
+                    self._skipped_modules[ext.name] = needs.pop()
+                    log(f"{ext.name}: skipped with {self._skipped_modules[ext.name]}")
+                    continue
                 if package not in optional:
                     errors.append(str(exc))
                     continue
@@ -310,6 +344,8 @@ class build_ext(_build_ext):
                                              "hint": optional[package]})
                 continue
             ext.include_dirs += [d for d in dirs if d not in ext.include_dirs]
+            ext.include_dirs += [d for d in wheels if d not in ext.include_dirs and any(
+                os.path.isfile(os.path.join(d, h)) for pyx in ext.sources for h in extern_headers(pyx))]
             if root is not None:
                 used.setdefault((root.where, root.path), (root, []))[1].append(ext.name)
         if errors:
@@ -335,7 +371,8 @@ class build_ext(_build_ext):
         return {
             "python": platform.python_version(), "cython": Cython.__version__,
             "built": sorted({ext.name.split(".")[0] for ext in self.extensions} & set(spec_packages(root))),
-            "skipped": self._skipped, "headers": self._headers, "libraries": spec_loaders(root),
+            "skipped": self._skipped, "skipped_modules": self._skipped_modules, "headers": self._headers,
+            "libraries": spec_loaders(root),
         }
 
     def _write_record(self):

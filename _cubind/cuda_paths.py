@@ -317,9 +317,19 @@ def spec_headers(spec):
     return found
 
 
+def spec_wheel_includes(spec):
+    """The include directories a spec's ``[build] wheel_includes`` names
+    under the environment's site-packages (UCX's ``libucx/include``), those
+    that exist: a library not CUDA's has its headers in its own wheel."""
+    with open(spec, encoding="utf-8") as f:
+        match = re.search(r"^wheel_includes\s*=\s*\[([^\]]*)\]", f.read(), re.M)
+    subs = re.findall(r'"([^"]+)"', match.group(1)) if match else []
+    return [os.path.join(d, sub) for sub in subs for d in site_dirs() if os.path.isdir(os.path.join(d, sub))]
+
+
 # The packages setup.py makes from bindings/*.toml, whose .pxd files a
 # consumer cimports (tests/packaging/test_cimport.py checks this against setup.py).
-GENERATED_PACKAGES = ("cuda", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml", "cufile")
+GENERATED_PACKAGES = ("cuda", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml", "cufile", "ucx")
 # Stand-ins for platform headers the CUDA headers include (cudaEGL.h includes
 # EGL/egl.h, cudaGL.h GL/gl.h; cudaVDPAU.h needs vdpau/vdpau.h): each defers
 # to the system's header where there is one.
@@ -377,16 +387,18 @@ def _main(argv):
              "prints the include directories holding the headers (and what they include), one a line")
     if len(argv) < 2 or argv[0] != "include-dirs":
         sys.exit(usage)
-    headers, args = [], iter(argv[1:])
+    headers, wheels, args = [], [], iter(argv[1:])
     for arg in args:
-        for header in (spec_headers(next(args, "")) if arg == "--spec" else [arg]):
-            if header not in headers:
+        spec = next(args, "") if arg == "--spec" else None
+        wheels += [d for d in (spec_wheel_includes(spec) if spec else []) if d not in wheels]
+        for header in (spec_headers(spec) if spec else [arg]):
+            if header not in headers and _locate(header, wheels) is None:
                 headers.append(header)
     try:
         _root, dirs = find_headers(headers, module="cubind-gen")
     except HeaderNotFound as exc:
         sys.exit(str(exc))
-    print("\n".join(dirs))
+    print("\n".join(dirs + wheels))
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ MODULES = ("cuda._driver", "cuda.cdriver", "cuda.cudart", "cuda.cruntime", "nvrt
            "cubind._core.event", "cubind._launch.capsule", "cubind._launch.launch", "cubind._interop.dlpack",
            "cubind._memory.memory", "cubind.graph.model.buffer", "cubind.graph.model.ordering",
            "cubind.graph.scheduling.idle", "cubind.graph.scheduling.loop", "cubind.graph.ucx.pump",
-           "cubind.graph.ucx.recvpath", "cubind.graph.ucx.sendpath")
+           "cubind.graph.ucx.recvpath", "cubind.graph.ucx.sendpath", "ucx._ucp", "ucx.cucp")
 # Every module but the Pythonic layer's own ships its C level for cimport (the
 # modules serving NVIDIA's C level export theirs through __pyx_capi__ alone).
 PXD = [name.replace(".", "/") + ".pxd" for name in MODULES
@@ -124,7 +124,7 @@ def test_setup_takes_the_modules_and_packages_from_the_specs():
                          if "__pycache__" not in p.parts)
     assert sorted(setup.packages(str(ROOT))) == sorted(["_cubind", "cubind", *subpackages,
                                                         "cuda", "cufile", "nvfatbin", "nvjitlink", "nvml", "nvrtc",
-                                                        "nvvm"])
+                                                        "nvvm", "ucx"])
     # The largest first: the driver's Python layer takes most of the build.
     assert setup.module_names(str(ROOT))[0] == "cuda._driver"
 
@@ -257,10 +257,20 @@ def wheel(tmp_path_factory):
     return path
 
 
+# Built where the libucx wheel's headers are (bindings/ucx.toml [build]): UCX's
+# binding and the graph's data path over it; the wheel of an environment
+# without them leaves them out (scripts/_common.sh installs it from Python 3.11).
+UCX_MODULES = ("ucx._ucp", "ucx.cucp", "cubind.graph.ucx.pump", "cubind.graph.ucx.recvpath",
+               "cubind.graph.ucx.sendpath")
+
+
 def test_wheel_contents(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     files = [n for n in names if ".dist-info/" not in n]
+    with_ucx = importlib.util.find_spec("libucx") is not None
     for module in MODULES:
+        if module in UCX_MODULES and not with_ucx:
+            continue
         stem = module.replace(".", "/")
         assert [n for n in files if n.startswith(stem + ".") and n.endswith(".so")], module
     for expected in PXD + STUBS + ["cubind/py.typed", "cuda/py.typed",
@@ -279,7 +289,7 @@ def test_wheel_contents(wheel):
     stale = [n for n in files if n.startswith("cubind/_bind/")]
     assert not stale, f"cubind/_bind is _cubind now: remove the stale build/lib/cubind/_bind ({stale[:3]})"
     assert all(n.split("/")[0] in ("_cubind", "cuda", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml", "cufile",
-                                     "cubind")
+                                     "ucx", "cubind")
                for n in files), files
     assert wheel.stat().st_size < 12_000_000, wheel.stat().st_size
     (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
