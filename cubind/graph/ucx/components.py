@@ -14,6 +14,7 @@ the run, with the counts of messages each queue sent and received."""
 
 import asyncio
 import concurrent.futures
+import importlib
 import time
 
 import numpy as np
@@ -27,10 +28,22 @@ from cubind.graph.model.queues import Receiver, Transmitter
 from cubind.graph.model.resources import Allocator
 from cubind.graph.scheduling.external import ExternalSource
 
-from .inlink import InLink
-from .outlink import OutLink
-from .sendpath import encode_published
 from .transport import Engine, UcxError
+
+
+def _data_path(module):
+    """The UCX data path's ``module`` (inlink, outlink, sendpath: compiled,
+    over the pump), imported when a UCX queue is resolved. A build without
+    UCX's headers leaves the compiled part out (setup.py), and cubind.graph
+    still imports; a UCX queue then says how to get it."""
+    try:
+        return importlib.import_module(f"{__package__}.{module}")
+    except ImportError as exc:
+        raise UcxError(
+            f"cubind.graph's UCX data path was not built ({exc}): cubind was built without UCX's headers "
+            "(ucp/api/ucp.h). Install libucx-cu13 (libucx-cu12 for CUDA 12; ucxx brings it) into the "
+            "environment that builds cubind, then build it again (scripts/run-example.sh or "
+            "`python setup.py build_ext --inplace` in a clone, or `pip install .`).") from exc
 
 CLOSE_TIMEOUT_S = 30.0
 
@@ -129,8 +142,9 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
 
     async def _open(self, deadline):
         ucxx = self.engine.ucxx
-        ins = [link for link in self.links if isinstance(link, InLink)]
-        outs = [link for link in self.links if isinstance(link, OutLink)]
+        in_link, out_link = _data_path("inlink").InLink, _data_path("outlink").OutLink
+        ins = [link for link in self.links if isinstance(link, in_link)]
+        outs = [link for link in self.links if isinstance(link, out_link)]
         for link in ins:
             link.listen(ucxx)
         # Every listener is up before anything waits: two parts feeding each other both start.
@@ -247,7 +261,7 @@ class UcxReceiver(Receiver, gxf_type="UcxReceiver"):
 
     def resolve(self, graph):
         super().resolve(graph)
-        self.link = InLink(self, _context(self, graph))
+        self.link = _data_path("inlink").InLink(self, _context(self, graph))
 
     def receive(self):
         message = super().receive()
@@ -288,8 +302,9 @@ class UcxTransmitter(Transmitter, gxf_type="UcxTransmitter"):
 
     def resolve(self, graph):
         super().resolve(graph)
-        self.link = OutLink(self, _context(self, graph))
+        self.link = _data_path("outlink").OutLink(self, _context(self, graph))
         self.targets.append(self.link)
+        self._encode = _data_path("sendpath").encode_published
         # What publish hands the encoder, worked out once (a message's path string cost its share).
         self._encode_args = (self.path, not self.link.context.cpu_data_only,
                              None if self.buffer is None else self.buffer.buffer_size)
@@ -297,7 +312,7 @@ class UcxTransmitter(Transmitter, gxf_type="UcxTransmitter"):
     def publish(self, message):
         """As a double-buffer transmitter's, after checking that ``message``
         can cross a process (an error here names the codelet that published it)."""
-        encoded = encode_published(message, *self._encode_args)
+        encoded = self._encode(message, *self._encode_args)
         if not self._publish(message):  # one that publish stamped is encoded again at delivery
             self.link.remember(message, encoded)
 

@@ -1,7 +1,6 @@
 # cython: language_level=3
 """The C declarations of the data path (``pump.pyx``, which Cython gives them
-to): the POSIX calls it makes, UCX's UCP subset as ``ucp_subset.h`` declares
-it, its constants and counters, and the structs of a channel, its messages
+to): the POSIX calls it makes, UCX's UCP API (the generated ``ucx.cucp``), its constants and counters, and the structs of a channel, its messages
 and the received blocks."""
 
 from libc.stdint cimport int8_t, int64_t, uint32_t, uint64_t, uintptr_t
@@ -51,80 +50,19 @@ cdef extern from "<pthread.h>" nogil:
     int pthread_mutex_trylock(pthread_mutex_t *)
     int pthread_mutex_unlock(pthread_mutex_t *)
 
-cdef extern from "ucp_subset.h" nogil:
-    ctypedef int8_t ucs_status_t "cubind_ucs_status_t"
-    ctypedef void *ucs_status_ptr_t "cubind_ucs_status_ptr_t"
-    ctypedef void *ucp_context_h "cubind_ucp_context_h"
-    ctypedef void *ucp_worker_h "cubind_ucp_worker_h"
-    ctypedef void *ucp_ep_h "cubind_ucp_ep_h"
-    ctypedef void ucp_address_t "cubind_ucp_address_t"
-    ctypedef uint64_t ucp_tag_t "cubind_ucp_tag_t"
-    ctypedef void *ucp_config_ptr "cubind_ucp_config_ptr"
-    int UCS_OK "CUBIND_UCS_OK"
-    int UCS_INPROGRESS "CUBIND_UCS_INPROGRESS"
-    int UCS_ERR_CANCELED "CUBIND_UCS_ERR_CANCELED"
-    int UCS_ERR_BUSY "CUBIND_UCS_ERR_BUSY"
-    bint UCS_PTR_IS_ERR "CUBIND_UCS_PTR_IS_ERR"(ucs_status_ptr_t)
-    bint UCS_PTR_IS_PTR "CUBIND_UCS_PTR_IS_PTR"(ucs_status_ptr_t)
-    ucs_status_t UCS_PTR_STATUS "CUBIND_UCS_PTR_STATUS"(ucs_status_ptr_t)
-    ctypedef struct ucp_params "cubind_ucp_params_t":
-        uint64_t field_mask
-        uint64_t features
-    ctypedef struct ucp_worker_params "cubind_ucp_worker_params_t":
-        uint64_t field_mask
-        int thread_mode
-    ctypedef struct ucp_ep_params "cubind_ucp_ep_params_t":
-        uint64_t field_mask
-        const ucp_address_t *address
-        int err_mode
-    ctypedef struct ucp_request_param "cubind_ucp_request_param_t":
-        uint32_t op_attr_mask
-        uint32_t flags
-        int memory_type
-    ctypedef struct ucp_tag_recv_info "cubind_ucp_tag_recv_info_t":
-        ucp_tag_t sender_tag
-        size_t length
-    uint64_t PARAM_FIELD_FEATURES "CUBIND_UCP_PARAM_FIELD_FEATURES"
-    uint64_t FEATURE_TAG "CUBIND_UCP_FEATURE_TAG"
-    uint64_t FEATURE_WAKEUP "CUBIND_UCP_FEATURE_WAKEUP"
-    uint64_t WORKER_PARAM_FIELD_THREAD_MODE "CUBIND_UCP_WORKER_PARAM_FIELD_THREAD_MODE"
-    int THREAD_MODE_SERIALIZED "CUBIND_UCS_THREAD_MODE_SERIALIZED"
-    uint64_t EP_PARAM_FIELD_REMOTE_ADDRESS "CUBIND_UCP_EP_PARAM_FIELD_REMOTE_ADDRESS"
-    uint64_t EP_PARAM_FIELD_ERR_HANDLING_MODE "CUBIND_UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE"
-    int ERR_HANDLING_MODE_NONE "CUBIND_UCP_ERR_HANDLING_MODE_NONE"
-    int ERR_HANDLING_MODE_PEER "CUBIND_UCP_ERR_HANDLING_MODE_PEER"
-    uint32_t EP_CLOSE_FLAG_FORCE "CUBIND_UCP_EP_CLOSE_FLAG_FORCE"
-    uint32_t OP_ATTR_FIELD_FLAGS "CUBIND_UCP_OP_ATTR_FIELD_FLAGS"
-    uint32_t OP_ATTR_FIELD_MEMORY_TYPE "CUBIND_UCP_OP_ATTR_FIELD_MEMORY_TYPE"
-    uint32_t OP_ATTR_FLAG_NO_IMM_CMPL "CUBIND_UCP_OP_ATTR_FLAG_NO_IMM_CMPL"
-    int MEMORY_TYPE_HOST "CUBIND_UCS_MEMORY_TYPE_HOST"
-    int MEMORY_TYPE_CUDA "CUBIND_UCS_MEMORY_TYPE_CUDA"
-    ctypedef struct ucp_api "cubind_ucp_api_t":
-        ucs_status_t (*config_read)(const char *, const char *, ucp_config_ptr *) noexcept nogil
-        void (*config_release)(ucp_config_ptr) noexcept nogil
-        ucs_status_t (*config_modify)(ucp_config_ptr, const char *, const char *) noexcept nogil
-        ucs_status_t (*init_version)(unsigned, unsigned, const ucp_params *, ucp_config_ptr, ucp_context_h *) noexcept nogil
-        void (*cleanup)(ucp_context_h) noexcept nogil
-        ucs_status_t (*worker_create)(ucp_context_h, const ucp_worker_params *, ucp_worker_h *) noexcept nogil
-        void (*worker_destroy)(ucp_worker_h) noexcept nogil
-        ucs_status_t (*worker_get_address)(ucp_worker_h, ucp_address_t **, size_t *) noexcept nogil
-        void (*worker_release_address)(ucp_worker_h, ucp_address_t *) noexcept nogil
-        unsigned (*worker_progress)(ucp_worker_h) noexcept nogil
-        ucs_status_t (*worker_get_efd)(ucp_worker_h, int *) noexcept nogil
-        ucs_status_t (*worker_arm)(ucp_worker_h) noexcept nogil
-        ucs_status_t (*worker_signal)(ucp_worker_h) noexcept nogil
-        ucs_status_t (*ep_create)(ucp_worker_h, const ucp_ep_params *, ucp_ep_h *) noexcept nogil
-        ucs_status_ptr_t (*ep_close_nbx)(ucp_ep_h, const ucp_request_param *) noexcept nogil
-        ucs_status_ptr_t (*tag_send_nbx)(ucp_ep_h, const void *, size_t, ucp_tag_t, const ucp_request_param *) noexcept nogil
-        ucs_status_ptr_t (*tag_recv_nbx)(ucp_worker_h, void *, size_t, ucp_tag_t, ucp_tag_t,
-                                         const ucp_request_param *) noexcept nogil
-        ucs_status_t (*tag_recv_request_test)(void *, ucp_tag_recv_info *) noexcept nogil
-        ucs_status_t (*request_check_status)(void *) noexcept nogil
-        void (*request_cancel)(ucp_worker_h, void *) noexcept nogil
-        void (*request_free)(void *) noexcept nogil
-        const char *(*status_string)(ucs_status_t) noexcept nogil
-    ucp_api ucp "cubind_ucp"
-    int ucp_load "cubind_ucp_load"(const char *ucp, const char *ucs, char *error, size_t size)
+# UCX's UCP API through the C layer the generator makes from ucp.h (bindings/ucx.toml),
+# resolved in the libucp that ucxx loaded: ``ucp.ucp_tag_send_nbx(...)``.
+cimport ucx.cucp as ucp
+from ucx.cucp cimport ucs_status_t, ucs_status_ptr_t, ucp_context_h, ucp_worker_h, ucp_ep_h, ucp_address_t, ucp_tag_t
+from ucx.cucp cimport ucp_config_t, ucp_params_t, ucp_worker_params_t, ucp_ep_params_t, ucp_request_param_t
+from ucx.cucp cimport ucp_tag_recv_info_t, UCS_OK, UCS_INPROGRESS, UCS_ERR_CANCELED, UCS_ERR_BUSY
+from ucx.cucp cimport UCS_ERR_INVALID_PARAM, UCS_ERR_NO_MEMORY
+
+cdef extern from "ucs/type/status.h" nogil:
+    # A status pointer's macros (functions the generator binds none of).
+    bint UCS_PTR_IS_ERR(ucs_status_ptr_t)
+    bint UCS_PTR_IS_PTR(ucs_status_ptr_t)
+    ucs_status_t UCS_PTR_STATUS(ucs_status_ptr_t)
 
 
 cdef enum:

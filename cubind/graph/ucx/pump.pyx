@@ -142,10 +142,10 @@ cdef int _done(void **req, ucs_status_t *status) noexcept nogil:
     cdef ucs_status_t st
     if req[0] == NULL:
         return 1
-    st = ucp.request_check_status(req[0])
+    st = ucp.ucp_request_check_status(req[0])
     if st == UCS_INPROGRESS:
         return 0
-    ucp.request_free(req[0])
+    ucp.ucp_request_free(req[0])
     req[0] = NULL
     if st < 0 and status[0] == UCS_OK:
         status[0] = st
@@ -155,7 +155,7 @@ cdef int _done(void **req, ucs_status_t *status) noexcept nogil:
 cdef inline void _let_go(void **req) noexcept nogil:
     """``req[0]`` given up: UCX frees it when it ends."""
     if req[0] != NULL:
-        ucp.request_free(req[0])
+        ucp.ucp_request_free(req[0])
         req[0] = NULL
 
 
@@ -205,13 +205,13 @@ cdef bint _has_device(const char *frame, size_t length) noexcept nogil:
     return False
 
 
-cdef inline void _host_param(ucp_request_param *param, uint32_t flags) noexcept nogil:
+cdef inline void _host_param(ucp_request_param_t *param, uint32_t flags) noexcept nogil:
     """``param`` for a header, credit or goodbye: host memory said, so that UCX
     does not ask which memory the pointer is (a CUDA driver call where UCX
     loaded its CUDA transports), and ``flags``."""
-    memset(param, 0, sizeof(ucp_request_param))
-    param.op_attr_mask = OP_ATTR_FIELD_MEMORY_TYPE | flags
-    param.memory_type = MEMORY_TYPE_HOST
+    memset(param, 0, sizeof(ucp_request_param_t))
+    param.op_attr_mask = ucp.UCP_OP_ATTR_FIELD_MEMORY_TYPE | flags
+    param.memory_type = ucp.UCS_MEMORY_TYPE_HOST
 
 
 cdef inline ucp_tag_t _tag(chan_t *ch, int kind) noexcept nogil:
@@ -251,11 +251,10 @@ cdef class Pump:
     cdef bytes _address
     cdef uint64_t st[S_COUNT]
 
-    def __cinit__(self, str ucp_library, str ucs_library):
-        cdef char error[512]
-        cdef ucp_config_ptr config = NULL
-        cdef ucp_params params
-        cdef ucp_worker_params wparams
+    def __cinit__(self):
+        cdef ucp_config_t *config = NULL
+        cdef ucp_params_t params
+        cdef ucp_worker_params_t wparams
         cdef ucs_status_t st
         cdef ucp_address_t *address
         cdef size_t length
@@ -269,9 +268,13 @@ cdef class Pump:
         self.efd = self.wake_fd = -1
         self.dozing = 1
         self.channels = {}
-        if ucp_load(ucp_library.encode(), ucs_library.encode(), error, sizeof(error)) != 0:
-            raise PumpError(f"UCX's libucp could not be loaded: {error.decode(errors='replace')}")
-        st = ucp.config_read(NULL, NULL, &config)
+        try:
+            # The libucp ucxx loaded (the loader finds it loaded first): the request frees the data
+            # path makes without the GIL are noexcept, so the library is opened here, raising.
+            ucp.load()
+        except OSError as exc:
+            raise PumpError(f"UCX's libucp could not be loaded: {exc}") from exc
+        st = ucp.ucp_config_read(NULL, NULL, &config)
         if st != UCS_OK:
             raise PumpError(f"ucp_config_read: {_status(st)}")
         if "UCX_TLS" not in os.environ:
@@ -279,33 +282,33 @@ cdef class Pump:
             # CMA reads the peer's memory with process_vm_readv, and where the peer has died
             # meanwhile UCX aborts this process (the same-place endpoints have no peer-failure
             # handling: it would leave TCP alone). Shared memory carries those buffers instead.
-            st = ucp.config_modify(config, b"TLS", b"^cma")
+            st = ucp.ucp_config_modify(config, b"TLS", b"^cma")
             if st != UCS_OK:
-                ucp.config_release(config)
+                ucp.ucp_config_release(config)
                 raise PumpError(f"ucp_config_modify TLS=^cma: {_status(st)}")
         memset(&params, 0, sizeof(params))
-        params.field_mask = PARAM_FIELD_FEATURES
-        params.features = FEATURE_TAG | FEATURE_WAKEUP
-        st = ucp.init_version(1, 10, &params, config, &self.context)
-        ucp.config_release(config)
+        params.field_mask = ucp.UCP_PARAM_FIELD_FEATURES
+        params.features = ucp.UCP_FEATURE_TAG | ucp.UCP_FEATURE_WAKEUP
+        st = ucp.ucp_init_version(1, 10, &params, config, &self.context)
+        ucp.ucp_config_release(config)
         if st != UCS_OK:
             raise PumpError(f"ucp_init: {_status(st)}")
         try:
             memset(&wparams, 0, sizeof(wparams))
-            wparams.field_mask = WORKER_PARAM_FIELD_THREAD_MODE
-            wparams.thread_mode = THREAD_MODE_SERIALIZED  # the pump's lock serializes every call
-            st = ucp.worker_create(self.context, &wparams, &self.worker)
+            wparams.field_mask = ucp.UCP_WORKER_PARAM_FIELD_THREAD_MODE
+            wparams.thread_mode = ucp.UCS_THREAD_MODE_SERIALIZED  # the pump's lock serializes every call
+            st = ucp.ucp_worker_create(self.context, &wparams, &self.worker)
             if st != UCS_OK:
                 self.worker = NULL
                 raise PumpError(f"ucp_worker_create: {_status(st)}")
-            st = ucp.worker_get_efd(self.worker, &self.efd)
+            st = ucp.ucp_worker_get_efd(self.worker, &self.efd)
             if st != UCS_OK:
                 raise PumpError(f"ucp_worker_get_efd: {_status(st)}")
-            st = ucp.worker_get_address(self.worker, &address, &length)
+            st = ucp.ucp_worker_get_address(self.worker, &address, &length)
             if st != UCS_OK:
                 raise PumpError(f"ucp_worker_get_address: {_status(st)}")
             self._address = (<char *>address)[:length]
-            ucp.worker_release_address(self.worker, address)
+            ucp.ucp_worker_release_address(self.worker, address)
             self.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)
             if self.wake_fd < 0:
                 raise PumpError("eventfd: the pump's wake-up descriptor could not be made")
@@ -326,7 +329,7 @@ cdef class Pump:
         ``owner.pump_ready(channel)`` is called on the pump's thread when
         messages, credits or a failure arrive, or when the channel
         ``wants_cuda`` (``Channel.use_cuda``)."""
-        cdef ucp_ep_params params
+        cdef ucp_ep_params_t params
         cdef ucs_status_t st
         cdef chan_t *ch
         cdef const char *raw = peer_address
@@ -336,12 +339,12 @@ cdef class Pump:
         if ch == NULL:
             raise MemoryError()
         memset(&params, 0, sizeof(params))
-        params.field_mask = EP_PARAM_FIELD_REMOTE_ADDRESS | EP_PARAM_FIELD_ERR_HANDLING_MODE
+        params.field_mask = ucp.UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | ucp.UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE
         params.address = <const ucp_address_t *>raw
-        params.err_mode = ERR_HANDLING_MODE_PEER if peer_checks else ERR_HANDLING_MODE_NONE
+        params.err_mode = ucp.UCP_ERR_HANDLING_MODE_PEER if peer_checks else ucp.UCP_ERR_HANDLING_MODE_NONE
         with nogil:
             self._enter()
-            st = ucp.ep_create(self.worker, &params, &ch.ep)
+            st = ucp.ucp_ep_create(self.worker, &params, &ch.ep)
             pthread_mutex_unlock(&self.mu)
         if st != UCS_OK:
             free(ch)
@@ -541,7 +544,7 @@ cdef class Pump:
         is in flight; ``TURN_NEWS``: a channel has news for its owner."""
         cdef int n = 0, got = 0
         cdef chan_t *ch
-        while n < PROGRESS_BURST and ucp.worker_progress(self.worker):
+        while n < PROGRESS_BURST and ucp.ucp_worker_progress(self.worker):
             n += 1
         if n:
             got |= TURN_WORK
@@ -621,7 +624,7 @@ cdef class Pump:
                 idle_since = 0
             elif idle_since == 0:
                 idle_since = _now_ns()
-            elif _now_ns() - idle_since > SPIN_NS and ucp.worker_arm(self.worker) == UCS_OK and self._doze():
+            elif _now_ns() - idle_since > SPIN_NS and ucp.ucp_worker_arm(self.worker) == UCS_OK and self._doze():
                 sleep, self.sleeping = True, True
                 self.st[S_SLEEPS] += 1
             news = self._gather(ids, gone) if got & TURN_NEWS else 0
@@ -797,15 +800,15 @@ cdef class Pump:
     cdef void _credit_notes(self, chan_t *ch) noexcept nogil:
         """The credit notes that arrived, taken; a receive stands for the next."""
         cdef ucs_status_t st = UCS_OK
-        cdef ucp_request_param param
+        cdef ucp_request_param_t param
         # Every receive posted here is a request to test, never a silent immediate completion (that
         # lost a credit note that had arrived before its receive was posted again).
-        _host_param(&param, OP_ATTR_FLAG_NO_IMM_CMPL)
+        _host_param(&param, ucp.UCP_OP_ATTR_FLAG_NO_IMM_CMPL)
         if ch.credit_req == NULL and ch.failure == UCS_OK:
-            ch.credit_req = _posted(ucp.tag_recv_nbx(self.worker, &ch.credit_buf, 8, _tag(ch, TAG_CREDIT),
+            ch.credit_req = _posted(ucp.ucp_tag_recv_nbx(self.worker, &ch.credit_buf, 8, _tag(ch, TAG_CREDIT),
                                                      <ucp_tag_t>-1, &param), &st)
             _fail(ch, st, "a credit's receive")
-        while ch.credit_req != NULL and ucp.request_check_status(ch.credit_req) != UCS_INPROGRESS:
+        while ch.credit_req != NULL and ucp.ucp_request_check_status(ch.credit_req) != UCS_INPROGRESS:
             st = UCS_OK
             _done(&ch.credit_req, &st)
             if st != UCS_OK:
@@ -815,24 +818,24 @@ cdef class Pump:
             ch.wire += <int64_t>ch.credit_buf  # spent by the posts of this turn and the next
             self.st[S_CREDIT_NOTES_IN] += 1
             ch.notify = True
-            ch.credit_req = _posted(ucp.tag_recv_nbx(self.worker, &ch.credit_buf, 8, _tag(ch, TAG_CREDIT),
+            ch.credit_req = _posted(ucp.ucp_tag_recv_nbx(self.worker, &ch.credit_buf, 8, _tag(ch, TAG_CREDIT),
                                                      <ucp_tag_t>-1, &param), &st)
             _fail(ch, st, "a credit's receive")
 
     cdef void _post(self, chan_t *ch, out_t *o) noexcept nogil:
-        cdef ucp_request_param param
+        cdef ucp_request_param_t param
         cdef ucs_status_t st = UCS_OK
         cdef int i
         _host_param(&param, 0)
-        o.reqs[0] = _posted(ucp.tag_send_nbx(ch.ep, o.frame, o.frame_len, _tag(ch, TAG_HEADER), &param), &st)
+        o.reqs[0] = _posted(ucp.ucp_tag_send_nbx(ch.ep, o.frame, o.frame_len, _tag(ch, TAG_HEADER), &param), &st)
         o.nreq = 1
         if o.rest_len:
-            o.reqs[1] = _posted(ucp.tag_send_nbx(ch.ep, o.rest, o.rest_len, _tag(ch, TAG_REST), &param), &st)
+            o.reqs[1] = _posted(ucp.ucp_tag_send_nbx(ch.ep, o.rest, o.rest_len, _tag(ch, TAG_REST), &param), &st)
             o.nreq = 2
-        param.op_attr_mask = OP_ATTR_FIELD_MEMORY_TYPE
+        param.op_attr_mask = ucp.UCP_OP_ATTR_FIELD_MEMORY_TYPE
         for i in range(o.nbuf):
-            param.memory_type = MEMORY_TYPE_CUDA if o.entries[i].device else MEMORY_TYPE_HOST
-            o.reqs[o.nreq] = _posted(ucp.tag_send_nbx(ch.ep, <void *>o.ptrs[i], o.entries[i].nbytes,
+            param.memory_type = ucp.UCS_MEMORY_TYPE_CUDA if o.entries[i].device else ucp.UCS_MEMORY_TYPE_HOST
+            o.reqs[o.nreq] = _posted(ucp.ucp_tag_send_nbx(ch.ep, <void *>o.ptrs[i], o.entries[i].nbytes,
                                                       _tag(ch, TAG_DATA), &param), &st)
             o.nreq += 1
         o.posted = 1
@@ -844,12 +847,12 @@ cdef class Pump:
 
     cdef bint _service_rx(self, chan_t *ch) noexcept nogil:
         cdef ucs_status_t st
-        cdef ucp_tag_recv_info info
-        cdef ucp_request_param param
+        cdef ucp_tag_recv_info_t info
+        cdef ucp_request_param_t param
         cdef in_t *m
         cdef int i, k
         cdef bint pending = False
-        _host_param(&param, OP_ATTR_FLAG_NO_IMM_CMPL)  # a request to test (its length), never a silent completion
+        _host_param(&param, ucp.UCP_OP_ATTR_FLAG_NO_IMM_CMPL)  # a request to test (its length), never a silent completion
         # Headers: each one's buffers are posted before the next header is looked at (tags match in post order).
         while ch.failure == UCS_OK:
             st = UCS_OK
@@ -859,15 +862,15 @@ cdef class Pump:
                 self._arrived(ch, ch.held)
                 ch.held = 0
             if ch.hdr_req == NULL:
-                ch.hdr_req = _posted(ucp.tag_recv_nbx(self.worker, ch.hdr_buf, FRAME, _tag(ch, TAG_HEADER),
+                ch.hdr_req = _posted(ucp.ucp_tag_recv_nbx(self.worker, ch.hdr_buf, FRAME, _tag(ch, TAG_HEADER),
                                                       <ucp_tag_t>-1, &param), &st)
                 _fail(ch, st, "a header's receive")
                 if ch.hdr_req == NULL:
                     break
-            st = ucp.tag_recv_request_test(ch.hdr_req, &info)
+            st = ucp.ucp_tag_recv_request_test(ch.hdr_req, &info)
             if st == UCS_INPROGRESS:
                 break
-            ucp.request_free(ch.hdr_req)
+            ucp.ucp_request_free(ch.hdr_req)
             ch.hdr_req = NULL
             if st != UCS_OK:
                 _fail(ch, st, "a header's receive")
@@ -891,7 +894,7 @@ cdef class Pump:
                     ch.credit_send_buf[i] = ch.credit_pending
                     ch.credit_pending = 0
                     _host_param(&param, 0)
-                    ch.credit_send_req[i] = _posted(ucp.tag_send_nbx(ch.ep, &ch.credit_send_buf[i], 8,
+                    ch.credit_send_req[i] = _posted(ucp.ucp_tag_send_nbx(ch.ep, &ch.credit_send_buf[i], 8,
                                                                      _tag(ch, TAG_CREDIT), &param), &st)
                     self.st[S_CREDIT_NOTES_SENT] += 1
                     _fail(ch, st, "a credit's send")
@@ -926,20 +929,20 @@ cdef class Pump:
         cdef entry_t *e
         cdef size_t fixed, inframe
         cdef in_t *m
-        cdef ucp_request_param param
+        cdef ucp_request_param_t param
         cdef ucs_status_t st = UCS_OK
         cdef int i
         cdef block_t *b
         if length < sizeof(prefix_t) or p.kind not in (KIND_MESSAGE, KIND_BYE) or p.nbuf > 4096:
-            _fail(ch, -5, "a header that is not cubind.graph's")  # UCS_ERR_INVALID_PARAM
+            _fail(ch, UCS_ERR_INVALID_PARAM, "a header that is not cubind.graph's")
             return
         fixed = sizeof(prefix_t) + p.nbuf * sizeof(entry_t)
         if length < fixed:
-            _fail(ch, -5, "a header that is not cubind.graph's")
+            _fail(ch, UCS_ERR_INVALID_PARAM, "a header that is not cubind.graph's")
             return
         inframe = length - fixed
         if p.kind == KIND_MESSAGE and (p.value < inframe or (p.value > inframe and length != FRAME)):
-            _fail(ch, -5, "a header that is not cubind.graph's")
+            _fail(ch, UCS_ERR_INVALID_PARAM, "a header that is not cubind.graph's")
             return
         m = <in_t *>calloc(1, sizeof(in_t))
         m.kind, m.value, m.nbuf = p.kind, p.value, p.nbuf
@@ -956,19 +959,19 @@ cdef class Pump:
         if p.kind == KIND_MESSAGE and p.value > inframe:
             m.rest_len = p.value - inframe
             m.rest = <char *>malloc(m.rest_len)
-            m.reqs[m.nreq] = _posted(ucp.tag_recv_nbx(self.worker, m.rest, m.rest_len, _tag(ch, TAG_REST),
+            m.reqs[m.nreq] = _posted(ucp.ucp_tag_recv_nbx(self.worker, m.rest, m.rest_len, _tag(ch, TAG_REST),
                                                       <ucp_tag_t>-1, &param), &st)
             m.nreq += 1
         e = <entry_t *>(m.frame + sizeof(prefix_t))
-        param.op_attr_mask = OP_ATTR_FIELD_MEMORY_TYPE
+        param.op_attr_mask = ucp.UCP_OP_ATTR_FIELD_MEMORY_TYPE
         for i in range(p.nbuf):
             b = self._take_block(ch, e[i].nbytes, e[i].device)
             if b == NULL:
-                _fail(ch, -4, "cuMemAlloc or malloc of a received buffer")  # UCS_ERR_NO_MEMORY
+                _fail(ch, UCS_ERR_NO_MEMORY, "cuMemAlloc or malloc of a received buffer")
                 break
             m.blocks[i] = b
-            param.memory_type = MEMORY_TYPE_CUDA if b.device else MEMORY_TYPE_HOST
-            m.reqs[m.nreq] = _posted(ucp.tag_recv_nbx(self.worker, <void *>b.ptr, e[i].nbytes, _tag(ch, TAG_DATA),
+            param.memory_type = ucp.UCS_MEMORY_TYPE_CUDA if b.device else ucp.UCS_MEMORY_TYPE_HOST
+            m.reqs[m.nreq] = _posted(ucp.ucp_tag_recv_nbx(self.worker, <void *>b.ptr, e[i].nbytes, _tag(ch, TAG_DATA),
                                                       <ucp_tag_t>-1, &param), &st)
             m.nreq += 1
         _fail(ch, st, "a buffer's receive")
@@ -1063,7 +1066,7 @@ cdef class Pump:
     cdef bint _close_step(self, chan_t *ch) noexcept nogil:
         """Cancels what ``ch`` still waits for, closes its endpoint and, once
         every request has ended, marks it closed; whether it is still busy."""
-        cdef ucp_request_param param
+        cdef ucp_request_param_t param
         cdef ucs_status_t st = UCS_OK
         cdef bint busy = False
         cdef out_t *o
@@ -1075,10 +1078,10 @@ cdef class Pump:
         if not ch.receiving and not ch.force and ch.ep != NULL:
             self._credit_notes(ch)  # those already here are taken, not left unmatched in the worker
         if ch.hdr_req != NULL:
-            ucp.request_cancel(self.worker, ch.hdr_req)
+            ucp.ucp_request_cancel(self.worker, ch.hdr_req)
             busy |= not _done(&ch.hdr_req, &st)
         if ch.credit_req != NULL:
-            ucp.request_cancel(self.worker, ch.credit_req)
+            ucp.ucp_request_cancel(self.worker, ch.credit_req)
             busy |= not _done(&ch.credit_req, &st)
         for i in range(CREDIT_SLOTS):
             busy |= not _done(&ch.credit_send_req[i], &st)
@@ -1086,15 +1089,15 @@ cdef class Pump:
         while m != NULL:
             for i in range(m.nreq):
                 if m.reqs[i] != NULL:
-                    ucp.request_cancel(self.worker, m.reqs[i])
+                    ucp.ucp_request_cancel(self.worker, m.reqs[i])
                     busy |= not _done(&m.reqs[i], &st)
             m = m.next
         if ch.ep != NULL:
             memset(&param, 0, sizeof(param))
             if ch.force:
-                param.op_attr_mask = OP_ATTR_FIELD_FLAGS
-                param.flags = EP_CLOSE_FLAG_FORCE
-            ch.close_req = _posted(ucp.ep_close_nbx(ch.ep, &param), &st)
+                param.op_attr_mask = ucp.UCP_OP_ATTR_FIELD_FLAGS
+                param.flags = ucp.UCP_EP_CLOSE_FLAG_FORCE
+            ch.close_req = _posted(ucp.ucp_ep_close_nbx(ch.ep, &param), &st)
             ch.ep = NULL
         o = ch.out_head
         while o != NULL:
@@ -1198,10 +1201,10 @@ cdef class Pump:
         """The worker (its endpoints and requests with it), the context and
         the wake-up descriptor, where made."""
         if self.worker != NULL:
-            ucp.worker_destroy(self.worker)
+            ucp.ucp_worker_destroy(self.worker)
             self.worker = NULL
         if self.context != NULL:
-            ucp.cleanup(self.context)
+            ucp.ucp_cleanup(self.context)
             self.context = NULL
         if self.wake_fd >= 0:
             close(self.wake_fd)
@@ -1241,7 +1244,7 @@ cdef void _free_in(in_t *m) noexcept nogil:
 
 
 def _status(int st):
-    return ucp.status_string(<ucs_status_t>st).decode() if ucp.status_string != NULL else str(st)
+    return ucp.ucs_status_string(<ucs_status_t>st).decode()
 
 
 cdef object _Array = None  # cubind.Array, imported at the first send (a host-only part never loads cubind's arrays)

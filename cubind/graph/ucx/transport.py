@@ -117,10 +117,12 @@ def start_pump():
 
     from .pump import Pump
 
-    # The very files ucxx loads: the wheel holds copies (not links) under other names, and a
-    # second copy of libucs in the process crashes in its destructor at exit.
-    loaded = {os.path.basename(lib._name): lib._name for lib in libucx.load_library()}
-    pump = Pump(loaded["libucp.so"], loaded["libucs.so"])
+    # The very files ucxx loads, loaded first: the pump's binding (ucx.cucp) then finds that
+    # libucp loaded (its soname) rather than opening another copy: the wheel holds copies (not
+    # links) under other names, and a second copy of libucs in the process crashes in its
+    # destructor at exit.
+    libucx.load_library()
+    pump = Pump()
     thread = threading.Thread(target=pump.run, name="cubind.graph ucx pump", daemon=True)
     thread.start()
     return pump, thread
