@@ -258,10 +258,9 @@ def wheel(tmp_path_factory):
 
 
 # Built where the libucx wheel's headers are (bindings/ucx.toml [build]): UCX's
-# binding and the graph's data path over it; the wheel of an environment
+# binding and the graph's data path's pump over it; the wheel of an environment
 # without them leaves them out (scripts/_common.sh installs it from Python 3.11).
-UCX_MODULES = ("ucx._ucp", "ucx.cucp", "cubind.graph.ucx.pump", "cubind.graph.ucx.recvpath",
-               "cubind.graph.ucx.sendpath")
+UCX_MODULES = ("ucx._ucp", "ucx.cucp", "cubind.graph.ucx.pump")
 
 
 def test_wheel_contents(wheel):
