@@ -48,9 +48,10 @@ def _timed(owner, name, label):
 
 from cubind.graph import Message as _Message
 from cubind.graph.model import ordering as _ordering, queues as _queues
-from cubind.graph.ucx import components as _components, outlink as _outlink
+from cubind.graph.ucx import components as _components, outlink as _outlink, sendpath as _sendpath
 _timed(_Message, "add_tensor", "message add_tensor")
-_timed(_components, "encode_published", "publish: the header (sendpath.encode_published)")
+# A UcxTransmitter takes it from sendpath when it is resolved (after this).
+_timed(_sendpath, "encode_published", "publish: the header (sendpath.encode_published)")
 _timed(_ordering, "publish_order", "publish: the ready event (ordering.publish_order)")
 _timed(_queues.Transmitter, "_publish", "publish: the queue, ready event included")
 _timed(_components.UcxTransmitter, "publish", "publish, all of it")
