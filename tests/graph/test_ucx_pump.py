@@ -722,3 +722,14 @@ def test_the_pump_calls_the_libucp_ucxx_loaded(ucxx_needed):  # noqa: F811
     done = subprocess.run([sys.executable, "-c", ONE_LIBUCP], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["libucp", "1", "libucs", "1"], done.stdout
+
+
+def test_a_build_without_the_pump_says_how_to_get_it(ucxx_needed, monkeypatch):  # noqa: F811
+    """A build without UCX's headers leaves the pump out (setup.py): a UCX
+    queue that starts the data path says what to install, not Python's
+    bare ModuleNotFoundError."""
+    from cubind.graph.ucx import transport
+
+    monkeypatch.setitem(sys.modules, "cubind.graph.ucx.pump", None)  # as if never built
+    with pytest.raises(transport.UcxError, match=r"not built .*libucx-cu13.*build it again"):
+        transport.start_pump()

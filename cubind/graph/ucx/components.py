@@ -28,7 +28,7 @@ from cubind.graph.model.queues import Receiver, Transmitter
 from cubind.graph.model.resources import Allocator
 from cubind.graph.scheduling.external import ExternalSource
 
-from .transport import Engine, UcxError
+from .transport import Engine, UcxError, not_built
 
 
 def _data_path(module):
@@ -39,11 +39,7 @@ def _data_path(module):
     try:
         return importlib.import_module(f"{__package__}.{module}")
     except ImportError as exc:
-        raise UcxError(
-            f"cubind.graph's UCX data path was not built ({exc}): cubind was built without UCX's headers "
-            "(ucp/api/ucp.h). Install libucx-cu13 (libucx-cu12 for CUDA 12; ucxx brings it) into the "
-            "environment that builds cubind, then build it again (scripts/run-example.sh or "
-            "`python setup.py build_ext --inplace` in a clone, or `pip install .`).") from exc
+        raise not_built(exc) from exc
 
 CLOSE_TIMEOUT_S = 30.0
 

@@ -110,12 +110,26 @@ def peer_checks(peer_place):
     return here is None or peer_place != here
 
 
+def not_built(exc):
+    """The error of a data path module the build left out (``exc``, its
+    ImportError): the pump, which calls UCX through ucx.cucp, needs UCX's
+    headers to build (setup.py)."""
+    return UcxError(
+        f"cubind.graph's UCX data path was not built ({exc}): cubind was built without UCX's headers "
+        "(ucp/api/ucp.h). Install libucx-cu13 (libucx-cu12 for CUDA 12; ucxx brings it) into the environment "
+        "that builds cubind, then build it again (scripts/run-example.sh or `python setup.py build_ext "
+        "--inplace` in a clone, or `pip install --no-build-isolation .`: docs/building.md).")
+
+
 def start_pump():
     """A data path (``pump.Pump``) on the libucp that ucxx loads (the libucx
     wheel's), and the daemon thread running its loop."""
     import libucx  # type: ignore[import-not-found]  # ucxx's dependency
 
-    from .pump import Pump
+    try:
+        from .pump import Pump
+    except ImportError as exc:
+        raise not_built(exc) from exc
 
     # The very files ucxx loads, loaded first: the pump's binding (ucx.cucp) then finds that
     # libucp loaded (its soname) rather than opening another copy: the wheel holds copies (not
