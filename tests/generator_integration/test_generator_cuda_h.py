@@ -30,11 +30,15 @@ def run_generator(*args):
 
 def spec_includes(args):
     """``-I`` options for a spec's headers found outside cuda.h's directory:
-    a library the toolkit lacks, from its NVIDIA wheel (nvFatbin.h), as the
-    build and scripts/regenerate.sh find it."""
+    a library the toolkit lacks, from its NVIDIA wheel (nvFatbin.h), and a
+    library not CUDA's from the wheel its spec names (UCX's, ``[build]
+    wheel_includes``), as the build and scripts/regenerate.sh find them."""
+    from _cubind import cuda_paths
+
     found = []
     for flag, value in zip(args, args[1:]):
         if flag == "--spec":
+            found += [d for d in cuda_paths.spec_wheel_includes(value) if d not in found]
             for name in spec_headers(value):
                 path = header(name)
                 if path is not None and path.parent != INCLUDE and str(path.parent) not in found:
