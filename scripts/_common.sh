@@ -95,8 +95,11 @@ install_python_deps() {  # install_python_deps build|test
   # NVML's header (its library comes with the driver), cuFile (its own version:
   # 1.15 is CUDA 13.0's).
   # Regenerating reads their headers; without them the build leaves their
-  # packages out (setup.py, [build] optional in their specs).
-  [ "${1:-build}" = test ] && pkgs+=("nvidia-nvfatbin==13.0.*" "nvidia-nvml-dev==13.0.*" "nvidia-cufile==1.15.*")
+  # packages out (setup.py, [build] optional in their specs). The same for
+  # UCX's (bindings/ucx.toml; a py3 wheel, for every Python, where ucxx
+  # below needs 3.11): the ucx package and cubind.graph's pump over it.
+  [ "${1:-build}" = test ] && pkgs+=("nvidia-nvfatbin==13.0.*" "nvidia-nvml-dev==13.0.*" "nvidia-cufile==1.15.*"
+                                     "libucx-cu13>=1.19,<1.22")
   step "Python packages into $VENV: ${pkgs[*]}"
   "$PY" -m pip install --disable-pip-version-check "${pkgs[@]}"
   if [ "${1:-build}" = test ]; then

@@ -145,13 +145,15 @@ print(json.dumps(outcomes))
 @pytest.mark.parametrize("spec", sorted(SPECS))
 def test_every_parameter_refuses_a_wrong_type_naming_itself(spec, tmp_path):
     module_name, env_var = SPECS[spec]
-    model = json.loads(run_generator("--spec", str(ROOT / "bindings" / f"{spec}.toml"), "--dump-model"))
-    functions = [f for f in model["functions"] if "skip_reason" not in f]
-    try:
+    try:  # first: where the build left the package out, the generator lacks its headers too (UCX's)
         module = importlib.import_module(module_name)
     except ImportError:
         module = None
-    if module is None or not hasattr(module, functions[0]["name"]):
+    if module is None:
+        pytest.skip(f"cubind's {module_name} package is not built ({spec}.toml's headers missing)")
+    model = json.loads(run_generator("--spec", str(ROOT / "bindings" / f"{spec}.toml"), "--dump-model"))
+    functions = [f for f in model["functions"] if "skip_reason" not in f]
+    if not hasattr(module, functions[0]["name"]):
         pytest.skip(f"cubind's {module_name} package is not built ({spec}.toml's headers missing)")
     (tmp_path / "functions.json").write_text(json.dumps(functions))
     env = dict(os.environ, PYTHONPATH=pythonpath(), **{env_var: str(tmp_path / "no-such-library.so")})
