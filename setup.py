@@ -113,21 +113,6 @@ def optional_packages(root):
     return found
 
 
-def wheel_include_dirs(root, site_dirs):
-    """``{package: [directory, ...]}``: the include directories of a library
-    not CUDA's that its spec's ``[build] wheel_includes`` names under the
-    environment's ``site_dirs`` (UCX's headers, ``libucx/include``, in the
-    libucx wheel ucxx brings), those that exist."""
-    found = {}
-    for spec in spec_tables(root):
-        for sub in spec.get("build", {}).get("wheel_includes", []):
-            for d in site_dirs:
-                path = os.path.join(d, sub)
-                if os.path.isdir(path) and path not in found.get(spec["library"]["name"], []):
-                    found.setdefault(spec["library"]["name"], []).append(path)
-    return found
-
-
 def optional_headers(root):
     """``{header: package}`` of the optional specs' headers: a module of
     cubind's own that includes only such missing headers (the graph's UCX data
@@ -317,7 +302,11 @@ class build_ext(_build_ext):
         errors, used, skipped, self._skipped_modules = [], {}, {}, {}
         optional = optional_packages(os.getcwd())
         owners = optional_headers(os.getcwd())
-        wheels = [d for dirs in wheel_include_dirs(os.getcwd(), paths.site_dirs()).values() for d in dirs]
+        # The headers of a library not CUDA's, in its own wheel (UCX's: [build] wheel_includes).
+        wheels = []
+        for name in sorted(os.listdir("bindings")):
+            if name.endswith(".toml"):
+                wheels += [d for d in paths.spec_wheel_includes(os.path.join("bindings", name)) if d not in wheels]
         for ext in list(self.extensions):
             try:
                 # A library that is not CUDA's has its headers where
