@@ -493,9 +493,10 @@ def test_received_host_blocks_are_reused_once_their_arrays_are_gone_never_while_
 
 
 def test_blocks_dropped_on_many_threads_are_never_handed_out_twice(pair):
-    """Stress: four threads drop the received blocks (each going back to
-    the pump under its lock) while messages keep arriving; no block is
-    handed out while an array over it lives, and blocks go round."""
+    """Stress: four threads drop the received blocks (each pushed back to
+    the pump without its lock, sorted by the turn that next takes a block)
+    while messages keep arriving; no block is handed out while an array
+    over it lives, and blocks go round."""
     import queue
 
     tx, rx, _, _ = pair
@@ -667,6 +668,76 @@ def test_several_pollers_at_once_take_every_message_once_and_then_leave_the_pump
     assert [header for header, _ in received(rx, 1)] == [b'{"i": -1}']
     wait_for(lambda: "cubind.graph ucx pump" in rx_owner.threads,
              what=lambda: f"the owner called on {sorted(rx_owner.threads)}, {pump.stats()}")
+
+
+def test_takers_on_many_threads_get_every_message_once_and_each_in_order(pair):
+    """Stress: ``take`` runs without the pump's lock (a turn pushes what
+    arrived whole; a take swaps the whole list out). Four threads take at
+    once, without a lock of their own, at the shortest switch interval,
+    while the pump's thread turns: every message reaches exactly one of
+    them, and each one's share is in the order sent."""
+    tx, rx, _, _ = pair
+    takers, count = 4, 2000
+    small, large = np.arange(16, dtype=np.uint8), np.arange(50_000, dtype=np.float32)
+    shares, done = [[] for _ in range(takers)], threading.Event()
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+
+    def take(share):
+        while not done.is_set():
+            share.extend(int(header[5:-1]) for header, _ in rx.take())
+
+    threads = [threading.Thread(target=take, args=(share,)) for share in shares]
+    try:
+        for t in threads:
+            t.start()
+        for i in range(count):
+            tx.send(b'{"i":%d}' % i, [host(large if i % 7 == 0 else small)])
+        wait_for(lambda: sum(map(len, shares)) >= count, what=lambda: f"{sum(map(len, shares))} of {count} taken")
+    finally:
+        done.set()
+        for t in threads:
+            t.join(10)
+        sys.setswitchinterval(switch)
+    assert sorted(i for share in shares for i in share) == list(range(count))
+    assert all(share == sorted(share) for share in shares)
+    assert sum(1 for share in shares if share) > 1  # the threads took turns, not one alone
+
+
+def test_blocks_of_messages_never_taken_go_back_when_their_channel_goes(pair):
+    """Messages that arrived whole but were never taken when their channel
+    closed and went: their blocks go back to the pump, and the next
+    channel's messages of that size are received into them, none made."""
+    _, _, tx_owner, rx_owner = pair
+    sender, receiver = tx_owner.pump, rx_owner.pump
+    payload = np.arange(100_000, dtype=np.float32)  # a rendezvous: sent only once the receiver has it
+    tag = TAG + (1 << 8)
+    rx = receiver.open(sender.address, tag, False, True, Owner())
+    tx = sender.open(receiver.address, tag, False, False, Owner())
+    for _ in range(3):
+        tx.send(b"{}", [host(payload)])
+    wait_for(lambda: tx.sent == 3)
+    made = receiver.stats()["blocks_made"]
+    assert made >= 3
+    time.sleep(0.2)  # the receiver's turn after the last part: the messages complete, not taken
+    for channel in (tx, rx):
+        channel.close(True)
+    wait_for(lambda: tx.closed and rx.closed)
+    del tx, rx, channel
+    gc.collect()
+    for _ in range(3):  # turns here: the closed channel's news taken (its Channel let go), then reaped
+        receiver.poll(0.05)
+    tag += 1 << 8
+    rx = receiver.open(sender.address, tag, False, True, Owner())
+    tx = sender.open(receiver.address, tag, False, False, Owner())
+    for _ in range(3):
+        tx.send(b"{}", [host(payload)])
+    blocks = [block for _, (block,) in received(rx, 3)]
+    assert [bytes(block) == payload.tobytes() for block in blocks] == [True] * 3
+    assert receiver.stats()["blocks_made"] == made
+    for channel in (tx, rx):
+        channel.close(True)
+    wait_for(lambda: tx.closed and rx.closed)
 
 
 def test_a_closed_channel_ends_its_waiting_receives_and_drops_what_was_not_sent(pair):

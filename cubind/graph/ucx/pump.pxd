@@ -221,8 +221,9 @@ cdef struct chan_t:
     bint receiving
     void *hdr_req
     char *hdr_buf
-    in_t *in_head
+    in_t *in_head  # arriving, in order; each moves to ``done`` once its parts are all here
     in_t *in_tail
+    void *done  # in_t arrived whole, newest first: taken without the lock (``Channel.take``)
     uint64_t credit_pending
     uint64_t credit_inbox  # credits given by callers without the lock (``Channel.credit``)
     size_t held  # a header's length, held until a CUDA context is given for its device buffers

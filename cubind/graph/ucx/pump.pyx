@@ -231,6 +231,9 @@ cdef class Pump:
     cdef block_t *free_blocks
     cdef block_t *returned
     cdef int nreturned
+    # Blocks whose last array went, newest first, pushed without the lock (``_give_back``) and
+    # sorted by the next turn that takes a block (``_collect_back``).
+    cdef void *back
     cdef bint sleeping, stopping, running
     cdef bint parked  # the pump's thread leaves the data path to a poller (``_loop``)
     cdef bint napping  # ... and waits on its eventfd, no transfer being in flight
@@ -904,23 +907,25 @@ cdef class Pump:
                 _done(&ch.credit_send_req[i], &st)
                 _fail(ch, st, "a credit's send")
                 pending |= ch.credit_send_req[i] != NULL
-        # Messages whose parts have all arrived, in order.
-        m = ch.in_head
-        while m != NULL:
-            if not m.complete:
-                st = UCS_OK
-                k = 1
-                for i in range(m.nreq):
-                    if not _done(&m.reqs[i], &st):
-                        k = 0
-                _fail(ch, st, "a buffer's receive")
-                if not k:
-                    return True
-                m.complete = 1
-                m.t_complete = _now_ns()
-                self.st[S_RX_PARTS_NS] += m.t_complete - m.t_header
-                ch.notify = True
-            m = m.next
+        # Messages whose parts have all arrived, in order, handed to ``take``.
+        while ch.in_head != NULL:
+            m = ch.in_head
+            st = UCS_OK
+            k = 1
+            for i in range(m.nreq):
+                if not _done(&m.reqs[i], &st):
+                    k = 0
+            _fail(ch, st, "a buffer's receive")
+            if not k:
+                return True
+            m.complete = 1
+            m.t_complete = _now_ns()
+            self.st[S_RX_PARTS_NS] += m.t_complete - m.t_header
+            ch.in_head = m.next
+            if ch.in_head == NULL:
+                ch.in_tail = NULL
+            _push(&ch.done, <void **>&m.next, m)
+            ch.notify = True
         return pending
 
     cdef void _arrived(self, chan_t *ch, size_t length) noexcept nogil:
@@ -984,8 +989,10 @@ cdef class Pump:
     # -- blocks
 
     cdef block_t *_take_block(self, chan_t *ch, size_t nbytes, bint device) noexcept nogil:
-        cdef block_t *b = self._reuse(nbytes, device, ch.ctx)
+        cdef block_t *b
         cdef cdrv.CUdeviceptr d
+        self._collect_back()
+        b = self._reuse(nbytes, device, ch.ctx)
         if b == NULL and device and self.nreturned >= SETTLE:
             self._settle()
             b = self._reuse(nbytes, device, ch.ctx)
@@ -1053,13 +1060,21 @@ cdef class Pump:
         b.next, self.free_blocks = self.free_blocks, b
 
     cdef void _give_back(self, block_t *b) noexcept nogil:
-        self._lock(S_LOCK_WAITS)  # on the thread that dropped the block's last array
-        if b.device:  # the device may still read it: settled before reuse
-            b.next, self.returned = self.returned, b
-            self.nreturned += 1
-        else:
-            self._keep(b)
-        pthread_mutex_unlock(&self.mu)
+        """On the thread that dropped the block's last array (the receiving
+        scheduler's, holding the GIL): pushed without the lock, which a
+        turning thread holds (a wait for it was one of three a message on
+        the H200's receiving scheduler, with the GIL held)."""
+        _push(&self.back, <void **>&b.next, <void *>b)
+
+    cdef void _collect_back(self) noexcept nogil:
+        """The blocks given back since the last call (the lock held): a device
+        one waits to be settled, a host one is free."""
+        cdef block_t *b = <block_t *>_take_all(&self.back)
+        cdef block_t *nxt
+        while b != NULL:
+            nxt = b.next
+            self._hold_back(b)
+            b = nxt
 
     # -- closing
 
@@ -1167,7 +1182,7 @@ cdef class Pump:
         cdef out_t *onext
         cdef in_t *m
         cdef in_t *mnext
-        cdef int i
+        cdef int i, k
         ch.refs -= 1
         if ch.refs:
             return
@@ -1178,19 +1193,21 @@ cdef class Pump:
             onext = o.next
             _free_out(o)
             o = onext
-        m = ch.in_head
-        while m != NULL:
-            mnext = m.next
-            for i in range(m.nbuf):
-                if m.blocks[i] != NULL:
-                    self._hold_back(m.blocks[i])
-            _free_in(m)
-            m = mnext
+        for k in range(2):  # those arriving, then those arrived and not taken
+            m = ch.in_head if k == 0 else <in_t *>_take_all(&ch.done)
+            while m != NULL:
+                mnext = m.next
+                for i in range(m.nbuf):
+                    if m.blocks[i] != NULL:
+                        self._hold_back(m.blocks[i])
+                _free_in(m)
+                m = mnext
         free(ch.hdr_buf)
         free(ch)
 
     cdef void _hold_back(self, block_t *b) noexcept nogil:
-        """A block never handed out (the lock held): back as a returned one."""
+        """A block back (the lock held): a device one may still be read by the
+        device, settled before reuse; a host one is free."""
         if b.device:
             b.next, self.returned = self.returned, b
             self.nreturned += 1
@@ -1219,6 +1236,7 @@ cdef class Pump:
         with nogil:
             self._enter()
             self._teardown()
+            self._collect_back()
             while self.free_blocks != NULL:
                 b = self.free_blocks
                 self.free_blocks = b.next
@@ -1489,30 +1507,21 @@ cdef class Channel:
         [Block, ...])`` each, or an int for the goodbye (the count the
         transmitter sent)."""
         cdef in_t *got = NULL
-        cdef in_t *last = NULL
-        cdef in_t *m
-        cdef chan_t *ch = self.ch
+        cdef in_t *m = <in_t *>_take_all(&self.ch.done)  # without the lock: newest first
+        cdef in_t *nxt
         cdef size_t fixed
         cdef int i
         cdef Block block
-        cdef uint64_t now
-        with nogil:
-            self.pump._lock(S_LOCK_WAITS)
-            now = _now_ns()
-            while ch.in_head != NULL and ch.in_head.complete:
-                m = ch.in_head
-                self.pump._count(S_RX_TAKEN, 1)
-                self.pump._count(S_RX_TAKE_NS, now - m.t_complete)
-                ch.in_head = m.next
-                m.next = NULL
-                if last == NULL:
-                    got = m
-                else:
-                    last.next = m
-                last = m
-            if ch.in_head == NULL:
-                ch.in_tail = NULL
-            pthread_mutex_unlock(&self.pump.mu)
+        cdef uint64_t now = _now_ns(), n = 0, waited = 0
+        while m != NULL:  # reversed: in order
+            nxt = m.next
+            m.next, got = got, m
+            n += 1
+            waited += now - m.t_complete
+            m = nxt
+        if n:  # the counters other threads add to under the lock: atomically here
+            _add_u64(&self.pump.st[S_RX_TAKEN], n)
+            _add_u64(&self.pump.st[S_RX_TAKE_NS], waited)
         items = []
         while got != NULL:
             m = got
