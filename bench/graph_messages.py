@@ -298,7 +298,7 @@ def kernel_us_in_a_graph(spin, iters, launches=40):
 # "device" (cuMemAlloc), "device-pool" (the device's stream-ordered pool, as a
 # graph allocator's tensors), or "host", a numpy array).
 PART = r"""
-import json, sys, time
+import json, os, sys, time
 import numpy as np
 from cubind import graph as gx
 role, port, count, size, storage = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
@@ -356,6 +356,10 @@ else:
     print(json.dumps({"messages": len(rx.times), "messages_per_s": (len(rx.times) - 1) / span,
                       "received": result.messages["rx/in"]["received"], "in_flight": capacity,
                       "pump": None if pump is None else pump.stats()}))
+if os.environ.get("CUBIND_UCX_TRACE_OUT"):  # the data path's trace (bench/ucx_cycle.py), this part's file
+    from cubind.graph.ucx import pump as traced
+    with open(f"{os.environ['CUBIND_UCX_TRACE_OUT']}_{role}.bin", "wb") as f:
+        f.write(traced.trace().tobytes())
 """
 
 

@@ -199,6 +199,39 @@ def test_the_transmitters_calls_are_timed_between_two_processes():
     assert "delivery: staging (DeviceStaging.stage)" not in calls  # host tensors are never staged
 
 
+def test_a_messages_credit_is_followed_round_through_both_sides_traces(tmp_path):
+    """bench/ucx_cycle.py with host tensors: both parts trace their data
+    path; each message's steps, read across the two traces, are consecutive
+    (their means add up to the cycle's), and both sides' turns are read."""
+    pytest.importorskip("ucxx", reason="ucxx is not installed (cubind[ucx])")
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import ucx_cycle
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    prefix = str(tmp_path / "trace")
+    assert ucx_cycle.run(4096, "host", 400, 4, prefix, timeout=120) > 0
+    row = ucx_cycle.cycle(ucx_cycle.load(prefix + "_rx.bin"), ucx_cycle.load(prefix + "_tx.bin"), 4)
+    steps = row["steps"]
+    assert row["messages"] >= 390
+    assert sum(steps[k]["mean_us"] for k in "ABCDEFG") == pytest.approx(steps["cycle"]["mean_us"], abs=0.1)
+    assert steps["D"]["p10_us"] >= 0 and steps["E"]["p10_us"] >= 0  # each read, then its credit, then its note
+    assert sum(row["backlog_at_credit"].values()) > 300
+    assert row["tx_turns"]["turns"] > 0 and row["rx_turns"]["turns"] > 0
+
+
+def test_the_trace_is_off_unless_asked_and_a_bad_count_names_the_variable():
+    pytest.importorskip("ucxx", reason="ucxx is not installed (cubind[ucx])")
+    code = "from cubind.graph.ucx import pump; print(len(pump.trace()))"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("CUBIND_UCX_TRACE", None)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "0", done.stderr
+    env["CUBIND_UCX_TRACE"] = "lots"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "CUBIND_UCX_TRACE: 'lots' is not a count" in done.stderr
+
+
 @pytest.mark.parametrize("side, function", [("tx", "components.py:{} publish"), ("rx", "components.py:{} receive")])
 def test_the_python_calls_of_a_message_are_counted_on_either_side(side, function):
     """bench/ucx_python_calls.py with host tensors: the profiled side's

@@ -4,6 +4,12 @@ remote queues (a UCP worker and the thread that progresses it)."""
 from typing import Any, Protocol
 
 STAT_NAMES: tuple[str, ...]
+TRACE_EVENTS: dict[str, int]  # the trace's event codes (POSTED, SENT, CREDIT_IN, ARRIVED, ...)
+
+def trace() -> Any:
+    """The events traced in this process (``CUBIND_UCX_TRACE`` of them at
+    most), flat: code, CLOCK_MONOTONIC ns and value each (an ``array('Q')``);
+    empty where the variable was unset."""
 
 class PumpError(RuntimeError): ...
 

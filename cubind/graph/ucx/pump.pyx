@@ -90,6 +90,79 @@ cdef extern from *:
     uint64_t _load_u64 "cubind_load_u64"(uint64_t *p) nogil
 
 
+cdef extern from *:
+    """
+    /* The data path's trace (``trace``): each event (code, CLOCK_MONOTONIC ns, value) in the
+       next slot, from any thread; off (one load a step) unless CUBIND_UCX_TRACE gives room. */
+    static int cubind_tracing = 0, cubind_trace_room = 0, cubind_traced = 0;
+    static uint64_t *cubind_trace = 0;
+    static inline void cubind_tr(uint64_t code, uint64_t t, uint64_t v) {
+        int i = __atomic_fetch_add(&cubind_traced, 1, __ATOMIC_RELAXED);
+        if (i < cubind_trace_room) { uint64_t *e = cubind_trace + 3 * (size_t)i; e[0] = code; e[1] = t; e[2] = v; }
+    }
+    """
+    int _tracing "cubind_tracing"
+    int _trace_room "cubind_trace_room"
+    int _traced "cubind_traced"
+    uint64_t *_trace_events "cubind_trace"
+    void _tr "cubind_tr"(uint64_t code, uint64_t t, uint64_t v) nogil
+
+
+# The trace's events (``trace``): (code, time, value). A message's steps, in order: POSTED (the
+# sends posted; value: when it was queued), ARRIVED at the receiver (value: when its header came),
+# TAKEN by Python (value: how many at once), CREDITED by Python, CREDIT_OUT (a note posted; value:
+# its count), CREDIT_IN at the transmitter, SENT (every send complete; value: when posted). And
+# each turn (TURN: value its length in ns << 4 | what it found), poll's start and end, and the
+# pump's thread's calls of the owners (OWNERS: value their length).
+cdef enum:
+    T_POSTED = 1
+    T_SENT, T_CREDIT_IN, T_ARRIVED, T_CREDIT_OUT, T_TAKEN, T_CREDITED, T_TURN, T_POLL_START, T_POLL_END, T_OWNERS
+
+
+TRACE_EVENTS = {"POSTED": T_POSTED, "SENT": T_SENT, "CREDIT_IN": T_CREDIT_IN, "ARRIVED": T_ARRIVED,
+                "CREDIT_OUT": T_CREDIT_OUT, "TAKEN": T_TAKEN, "CREDITED": T_CREDITED, "TURN": T_TURN,
+                "POLL_START": T_POLL_START, "POLL_END": T_POLL_END, "OWNERS": T_OWNERS}
+
+
+def _trace_capacity():
+    """Events to keep, from ``CUBIND_UCX_TRACE`` (unset or 0: no trace)."""
+    text = os.environ.get("CUBIND_UCX_TRACE", "").strip()
+    try:
+        room = int(text or 0)
+    except ValueError:
+        room = -1
+    if not 0 <= room <= 100_000_000:
+        raise ValueError(f"CUBIND_UCX_TRACE: {text!r} is not a count of events to keep (0 to 100000000)")
+    return room
+
+
+cdef void _start_trace() except *:
+    global _tracing, _trace_room, _trace_events
+    room = _trace_capacity()
+    if room:
+        _trace_events = <uint64_t *>calloc(3 * <size_t>room, sizeof(uint64_t))
+        if _trace_events == NULL:
+            raise MemoryError(f"CUBIND_UCX_TRACE: room for {room} events")
+        _trace_room, _tracing = room, 1
+
+
+_start_trace()
+
+
+def trace():
+    """The events traced so far in this process (``CUBIND_UCX_TRACE`` of
+    them at most), flat: code, CLOCK_MONOTONIC ns and value for each; empty
+    where the variable was unset. bench/ucx_cycle.py reads a message's
+    cycle from both sides' traces (the clock is the host's)."""
+    import array
+
+    events = array.array("Q")
+    cdef int n = min(_traced, _trace_room)
+    if n:
+        events.frombytes((<char *>_trace_events)[:3 * n * sizeof(uint64_t)])
+    return events
+
+
 cdef inline cdrv.CUresult _make_current(cdrv.CUcontext ctx) noexcept nogil:
     global _current
     cdef cdrv.CUresult err = cdrv.CUDA_SUCCESS
@@ -547,6 +620,7 @@ cdef class Pump:
         is in flight; ``TURN_NEWS``: a channel has news for its owner."""
         cdef int n = 0, got = 0
         cdef chan_t *ch
+        cdef uint64_t t0 = _now_ns() if _tracing else 0
         while n < PROGRESS_BURST and ucp.ucp_worker_progress(self.worker):
             n += 1
         if n:
@@ -560,6 +634,8 @@ cdef class Pump:
             ch = ch.next
         self._reap()
         self.flight = (got & TURN_FLIGHT) != 0
+        if _tracing:
+            _tr(T_TURN, t0, (_now_ns() - t0) << 4 | <uint64_t>got)
         return got
 
     cdef void _loop(self) noexcept nogil:
@@ -636,6 +712,8 @@ cdef class Pump:
                 t = _now_ns()
                 with gil:
                     self._call_owners(news, ids, gone)
+                if _tracing:
+                    _tr(T_OWNERS, t, _now_ns() - t)
                 self.st[S_NOTIFIES] += 1  # this thread's own counters: no lock for them
                 self.st[S_NOTIFY_NS] += _now_ns() - t
                 _forget_current()
@@ -665,6 +743,8 @@ cdef class Pump:
             if self.cuda:  # the turns make the channels' contexts current: this thread's is given back
                 saved = _own_context()
             begun = _now_ns()
+            if _tracing:
+                _tr(T_POLL_START, begun, 0)
             deadline = begun + <uint64_t>(seconds * 1e9)
             # One hold of the lock per turn, the poller's arrival and departure and the news taken
             # in the first and last: each taking of it may wait for a turn of the pump's thread
@@ -687,6 +767,8 @@ cdef class Pump:
             self.pollers -= 1
             self.st[S_POLLS] += 1
             self.st[S_POLL_NS] += _now_ns() - begun
+            if _tracing:
+                _tr(T_POLL_END, _now_ns(), got)
             if got & TURN_NEWS:
                 # Its caller runs what arrived and is likely back soon: the pump's thread stays
                 # parked for HANDOVER_NS (``_loop``).
@@ -796,6 +878,8 @@ cdef class Pump:
                 ch.out_tail = NULL
             ch.sent += 1
             self.st[S_TX_SENT] += 1
+            if _tracing:
+                _tr(T_SENT, _now_ns(), o.t_posted)
             self.st[S_TX_DONE_NS] += _now_ns() - o.t_posted
             _free_out(o)
         return ch.out_head != NULL
@@ -820,6 +904,8 @@ cdef class Pump:
             _add_u64(&ch.credits_in, ch.credit_buf)  # taken without the lock (``take_credits``)
             ch.wire += <int64_t>ch.credit_buf  # spent by the posts of this turn and the next
             self.st[S_CREDIT_NOTES_IN] += 1
+            if _tracing:
+                _tr(T_CREDIT_IN, _now_ns(), ch.credit_buf)
             ch.notify = True
             ch.credit_req = _posted(ucp.ucp_tag_recv_nbx(self.worker, &ch.credit_buf, 8, _tag(ch, TAG_CREDIT),
                                                      <ucp_tag_t>-1, &param), &st)
@@ -843,6 +929,8 @@ cdef class Pump:
             o.nreq += 1
         o.posted = 1
         o.t_posted = _now_ns()
+        if _tracing:
+            _tr(T_POSTED, o.t_posted, o.t_queued)
         self.st[S_TX_READY_NS] += o.t_posted - o.t_queued
         _fail(ch, st, "a send")
 
@@ -900,6 +988,8 @@ cdef class Pump:
                     ch.credit_send_req[i] = _posted(ucp.ucp_tag_send_nbx(ch.ep, &ch.credit_send_buf[i], 8,
                                                                      _tag(ch, TAG_CREDIT), &param), &st)
                     self.st[S_CREDIT_NOTES_SENT] += 1
+                    if _tracing:
+                        _tr(T_CREDIT_OUT, _now_ns(), ch.credit_send_buf[i])
                     _fail(ch, st, "a credit's send")
         for i in range(CREDIT_SLOTS):
             if ch.credit_send_req[i] != NULL:
@@ -920,6 +1010,8 @@ cdef class Pump:
                 return True
             m.complete = 1
             m.t_complete = _now_ns()
+            if _tracing:
+                _tr(T_ARRIVED, m.t_complete, m.t_header)
             self.st[S_RX_PARTS_NS] += m.t_complete - m.t_header
             ch.in_head = m.next
             if ch.in_head == NULL:
@@ -1436,6 +1528,8 @@ cdef class Channel:
         as ``_queue`` does a message (the receiving scheduler waited 6-13 us
         a message for that lock on the H200)."""
         cdef Pump pump = self.pump
+        if _tracing:
+            _tr(T_CREDITED, _now_ns(), count)
         _add_u64(&self.ch.credit_inbox, count)
         if _load_int(&pump.dozing):
             pump._lock_keeping_gil()
@@ -1521,6 +1615,8 @@ cdef class Channel:
             m = nxt
         if n:  # the counters other threads add to under the lock: atomically here
             _add_u64(&self.pump.st[S_RX_TAKEN], n)
+            if _tracing:
+                _tr(T_TAKEN, now, n)
             _add_u64(&self.pump.st[S_RX_TAKE_NS], waited)
         items = []
         while got != NULL:
