@@ -3440,7 +3440,7 @@ def ucp_stream_send_nb(ep: ucp_ep_h | int | None, buffer: object, count: int, da
         The request's address while the operation is in progress (UCS_INPROGRESS): to test, wait for and free; else None.
     """
 
-def ucp_stream_recv_nb(ep: ucp_ep_h | int | None, buffer: object, count: int, datatype: int, cb: ucp_stream_recv_callback_t | Callable[..., int] | int | None, flags: int) -> tuple[ucs_status_t, int | None]:
+def ucp_stream_recv_nb(ep: ucp_ep_h | int | None, buffer: object, count: int, datatype: int, cb: ucp_stream_recv_callback_t | Callable[..., int] | int | None, flags: int) -> tuple[ucs_status_t, int | None, int]:
     """Non-blocking stream receive operation of structured data into a user-supplied buffer.
 
     @deprecated Use @ref ucp_stream_recv_nbx instead.
@@ -4297,7 +4297,7 @@ def ucp_config_modify(config: int | None, name: bytes | str | None, value: bytes
         Error code.
     """
 
-def ucp_get_version() -> tuple[ucs_status_t, None]:
+def ucp_get_version() -> tuple[ucs_status_t, int, int, int]:
     """Get UCP library version.
 
     This routine returns the UCP library version.
@@ -4306,7 +4306,12 @@ def ucp_get_version() -> tuple[ucs_status_t, None]:
     -------
     ucs_status_t
         Always UCS_OK: this function reports no error.
-    value : None
+    major_version : int
+        Filled with library major version.
+    minor_version : int
+        Filled with library minor version.
+    release_number : int
+        Filled with library release number.
     """
 
 def ucp_get_version_string() -> tuple[ucs_status_t, bytes | None]:
@@ -4580,33 +4585,6 @@ def ucp_worker_progress(worker: ucp_worker_h | int | None) -> tuple[ucs_status_t
         Always UCS_OK: this function reports no error.
     value : int
         Non-zero if any communication was progressed, zero otherwise.
-    """
-
-def ucp_stream_worker_poll(worker: ucp_worker_h | int | None, max_eps: int, flags: int) -> tuple[ucs_status_t, int]:
-    """Poll for endpoints that are ready to consume streaming data.
-
-    This non-blocking routine returns endpoints on a worker which are ready
-    to consume streaming data. The ready endpoints are placed in @a poll_eps
-    array, and the function return value indicates how many are there.
-
-    Parameters
-    ----------
-    worker
-        Worker to poll.
-        Takes ucp_worker_h, an int (the raw value), or None (NULL).
-    max_eps
-        Maximum number of endpoints that should be filled in @a poll_eps.
-    flags
-        Reserved for future use.
-
-    Returns
-    -------
-    ucs_status_t
-        Always UCS_OK: this function reports no error.
-    value : int
-        Negative value indicates an error according to @ref ucs_status_t.
-        On success, non-negative value (less or equal @a max_eps) indicates
-        actual number of endpoints filled in @a poll_eps array.
     """
 
 def ucp_worker_get_efd(worker: ucp_worker_h | int | None) -> tuple[ucs_status_t, int]:
@@ -5736,7 +5714,7 @@ def ucp_tag_send_sync_nbx(ep: ucp_ep_h | int | None, buffer: int | Buffer | None
         The request's address while the operation is in progress (UCS_INPROGRESS): to test, wait for and free; else None.
     """
 
-def ucp_stream_recv_nbx(ep: ucp_ep_h | int | None, buffer: int | Buffer | None, count: int, param: ucp_request_param_t | int | None) -> tuple[ucs_status_t, int | None]:
+def ucp_stream_recv_nbx(ep: ucp_ep_h | int | None, buffer: int | Buffer | None, count: int, param: ucp_request_param_t | int | None) -> tuple[ucs_status_t, int | None, int]:
     """Non-blocking stream receive operation of structured data into a user-supplied buffer.
 
     This routine receives data that is described by the local address @a buffer,
@@ -5779,7 +5757,7 @@ def ucp_stream_recv_nbx(ep: ucp_ep_h | int | None, buffer: int | Buffer | None, 
         The request's address while the operation is in progress (UCS_INPROGRESS): to test, wait for and free; else None.
     """
 
-def ucp_stream_recv_data_nb(ep: ucp_ep_h | int | None) -> tuple[ucs_status_t, int | None]:
+def ucp_stream_recv_data_nb(ep: ucp_ep_h | int | None) -> tuple[ucs_status_t, int | None, int]:
     """Non-blocking stream receive operation of unstructured data into a UCP-supplied buffer.
 
     This routine receives any available data from endpoint @a ep.
@@ -5869,7 +5847,7 @@ def ucp_tag_recv_nbx(worker: ucp_worker_h | int | None, buffer: int | Buffer | N
         The request's address while the operation is in progress (UCS_INPROGRESS): to test, wait for and free; else None.
     """
 
-def ucp_tag_probe_nb(worker: ucp_worker_h | int | None, tag: int, tag_mask: int, remove: int) -> tuple[ucs_status_t, int]:
+def ucp_tag_probe_nb(worker: ucp_worker_h | int | None, tag: int, tag_mask: int, remove: int) -> tuple[ucs_status_t, int, ucp_tag_recv_info_t]:
     """Non-blocking probe and return a message.
 
     This routine probes (checks) if a messages described by the @a tag and
@@ -5904,6 +5882,8 @@ def ucp_tag_probe_nb(worker: ucp_worker_h | int | None, tag: int, tag_mask: int,
         NULL                      - No match found.
         Message handle (not NULL) - If message is matched the message handle
         is returned.
+    info : ucp_tag_recv_info_t
+        If the matching message is found the descriptor is filled with the details about the message.
     """
 
 def ucp_tag_msg_recv_nbx(worker: ucp_worker_h | int | None, buffer: int | Buffer | None, count: int, message: ucp_tag_message_h | int | None, param: ucp_request_param_t | int | None) -> tuple[ucs_status_t, int | None]:

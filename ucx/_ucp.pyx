@@ -10035,7 +10035,7 @@ def ucp_stream_recv_nb(ep, buffer, count, datatype, cb, flags):
     with nogil:
         _r = c.ucp_stream_recv_nb(_c_ep, _c_buffer, _c_count, _c_datatype, _c_cb, &_c_length, _c_flags)
 
-    return ((_ucs_status_t_of(0), None) if _r == NULL else (_ucs_status_t_of(<int><intptr_t>_r), None) if <uintptr_t>_r >= <uintptr_t><intptr_t>(-100) else (_ucs_status_t_of(1), <uintptr_t>_r))
+    return (*((_ucs_status_t_of(0), None) if _r == NULL else (_ucs_status_t_of(<int><intptr_t>_r), None) if <uintptr_t>_r >= <uintptr_t><intptr_t>(-100) else (_ucs_status_t_of(1), <uintptr_t>_r)), _c_length)
 
 
 
@@ -11199,7 +11199,12 @@ def ucp_get_version():
     -------
     ucs_status_t
         Always UCS_OK: this function reports no error.
-    value : None
+    major_version : int
+        Filled with library major version.
+    minor_version : int
+        Filled with library minor version.
+    release_number : int
+        Filled with library release number.
     """
 
     cdef unsigned int _c_major_version = 0
@@ -11209,7 +11214,7 @@ def ucp_get_version():
     with nogil:
         c.ucp_get_version(&_c_major_version, &_c_minor_version, &_c_release_number)
 
-    return (_ucs_status_t_of(0), None)
+    return (_ucs_status_t_of(0), _c_major_version, _c_minor_version, _c_release_number)
 
 
 
@@ -11623,45 +11628,6 @@ def ucp_worker_progress(worker):
 
     with nogil:
         _r = c.ucp_worker_progress(_c_worker)
-
-    return (_ucs_status_t_of(0), _r)
-
-
-
-def ucp_stream_worker_poll(worker, max_eps, flags):
-    """Poll for endpoints that are ready to consume streaming data.
-
-    This non-blocking routine returns endpoints on a worker which are ready
-    to consume streaming data. The ready endpoints are placed in @a poll_eps
-    array, and the function return value indicates how many are there.
-
-    Parameters
-    ----------
-    worker
-        Worker to poll.
-        Takes ucp_worker_h, an int (the raw value), or None (NULL).
-    max_eps
-        Maximum number of endpoints that should be filled in @a poll_eps.
-    flags
-        Reserved for future use.
-
-    Returns
-    -------
-    ucs_status_t
-        Always UCS_OK: this function reports no error.
-    value : int
-        Negative value indicates an error according to @ref ucs_status_t.
-        On success, non-negative value (less or equal @a max_eps) indicates
-        actual number of endpoints filled in @a poll_eps array.
-    """
-    cdef long _r
-    cdef c.ucp_worker_h _c_worker = _as_ucp_worker_h(worker, b"worker")
-    cdef ucp_stream_poll_ep_t poll_eps_record = ucp_stream_poll_ep_t.__new__(ucp_stream_poll_ep_t)
-    cdef size_t _c_max_eps = <size_t>as_unsigned(max_eps, b"max_eps", UINT64_MAX)
-    cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
-
-    with nogil:
-        _r = c.ucp_stream_worker_poll(_c_worker, poll_eps_record._ptr, _c_max_eps, _c_flags)
 
     return (_ucs_status_t_of(0), _r)
 
@@ -13296,7 +13262,7 @@ def ucp_stream_recv_nbx(ep, buffer, count, param):
     with nogil:
         _r = c.ucp_stream_recv_nbx(_c_ep, _c_buffer, _c_count, &_c_length, _c_param)
 
-    return ((_ucs_status_t_of(0), None) if _r == NULL else (_ucs_status_t_of(<int><intptr_t>_r), None) if <uintptr_t>_r >= <uintptr_t><intptr_t>(-100) else (_ucs_status_t_of(1), <uintptr_t>_r))
+    return (*((_ucs_status_t_of(0), None) if _r == NULL else (_ucs_status_t_of(<int><intptr_t>_r), None) if <uintptr_t>_r >= <uintptr_t><intptr_t>(-100) else (_ucs_status_t_of(1), <uintptr_t>_r)), _c_length)
 
 
 
@@ -13344,7 +13310,7 @@ def ucp_stream_recv_data_nb(ep):
     with nogil:
         _r = c.ucp_stream_recv_data_nb(_c_ep, &_c_length)
 
-    return ((_ucs_status_t_of(0), None) if _r == NULL else (_ucs_status_t_of(<int><intptr_t>_r), None) if <uintptr_t>_r >= <uintptr_t><intptr_t>(-100) else (_ucs_status_t_of(1), <uintptr_t>_r))
+    return (*((_ucs_status_t_of(0), None) if _r == NULL else (_ucs_status_t_of(<int><intptr_t>_r), None) if <uintptr_t>_r >= <uintptr_t><intptr_t>(-100) else (_ucs_status_t_of(1), <uintptr_t>_r)), _c_length)
 
 
 
@@ -13454,6 +13420,8 @@ def ucp_tag_probe_nb(worker, tag, tag_mask, remove):
         NULL                      - No match found.
         Message handle (not NULL) - If message is matched the message handle
         is returned.
+    info : ucp_tag_recv_info_t
+        If the matching message is found the descriptor is filled with the details about the message.
     """
     cdef c.ucp_tag_message_h _r
     cdef c.ucp_worker_h _c_worker = _as_ucp_worker_h(worker, b"worker")
@@ -13465,7 +13433,7 @@ def ucp_tag_probe_nb(worker, tag, tag_mask, remove):
     with nogil:
         _r = c.ucp_tag_probe_nb(_c_worker, _c_tag, _c_tag_mask, _c_remove, info_record._ptr)
 
-    return (_ucs_status_t_of(0), <uintptr_t>_r)
+    return (_ucs_status_t_of(0), <uintptr_t>_r, info_record)
 
 
 
@@ -14573,7 +14541,6 @@ __all__ = [
     "ucp_worker_release_address",
     "ucp_worker_address_query",
     "ucp_worker_progress",
-    "ucp_stream_worker_poll",
     "ucp_worker_get_efd",
     "ucp_worker_wait",
     "ucp_worker_wait_mem",

@@ -678,7 +678,6 @@ cdef ucs_status_t ucp_worker_query(ucp_worker_h worker, ucp_worker_attr_t* attr)
 cdef void ucp_worker_release_address(ucp_worker_h worker, ucp_address_t* address) noexcept nogil
 cdef ucs_status_t ucp_worker_address_query(ucp_address_t* address, ucp_worker_address_attr_t* attr) except? UCS_ERR_LAST nogil
 cdef unsigned int ucp_worker_progress(ucp_worker_h worker) except? -1 nogil
-cdef long ucp_stream_worker_poll(ucp_worker_h worker, ucp_stream_poll_ep_t* poll_eps, size_t max_eps, unsigned int flags) except? -1 nogil
 cdef ucs_status_t ucp_worker_get_efd(ucp_worker_h worker, int* fd) except? UCS_ERR_LAST nogil
 cdef ucs_status_t ucp_worker_wait(ucp_worker_h worker) except? UCS_ERR_LAST nogil
 cdef void ucp_worker_wait_mem(ucp_worker_h worker, void* address) noexcept nogil

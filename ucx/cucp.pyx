@@ -67,7 +67,6 @@ cdef void* _p_ucp_worker_query = NULL
 cdef void* _p_ucp_worker_release_address = NULL
 cdef void* _p_ucp_worker_address_query = NULL
 cdef void* _p_ucp_worker_progress = NULL
-cdef void* _p_ucp_stream_worker_poll = NULL
 cdef void* _p_ucp_worker_get_efd = NULL
 cdef void* _p_ucp_worker_wait = NULL
 cdef void* _p_ucp_worker_wait_mem = NULL
@@ -599,13 +598,6 @@ cdef unsigned int ucp_worker_progress(ucp_worker_h worker) except? -1 nogil:
 
         _resolve(&_p_ucp_worker_progress, b"ucp_worker_progress", b"ucp_worker_progress", 0, False)
     return (<unsigned int (*)(ucp_worker_h) noexcept nogil>_p_ucp_worker_progress)(worker)
-
-
-cdef long ucp_stream_worker_poll(ucp_worker_h worker, ucp_stream_poll_ep_t* poll_eps, size_t max_eps, unsigned int flags) except? -1 nogil:
-    if _p_ucp_stream_worker_poll == NULL:
-
-        _resolve(&_p_ucp_stream_worker_poll, b"ucp_stream_worker_poll", b"ucp_stream_worker_poll", 0, False)
-    return (<long (*)(ucp_worker_h, ucp_stream_poll_ep_t*, size_t, unsigned int) noexcept nogil>_p_ucp_stream_worker_poll)(worker, poll_eps, max_eps, flags)
 
 
 cdef ucs_status_t ucp_worker_get_efd(ucp_worker_h worker, int* fd) except? UCS_ERR_LAST nogil:

@@ -109,3 +109,28 @@ def test_the_flags_of_an_enum_naming_no_type_are_constants():
 
 def test_the_status_text_is_ucxs_own(libucx):
     assert ucx.ucs_status_string(S.UCS_ERR_NO_MEMORY) == (S.UCS_OK, b"Out of memory")
+
+
+def test_a_void_call_returns_its_outputs_after_the_status(libucx):
+    err, major, minor, release = ucx.ucp_get_version()
+    assert err == S.UCS_OK
+    assert ucx.ucp_get_version_string() == (S.UCS_OK, f"{major}.{minor}.{release}".encode())
+
+
+def test_a_probe_returns_the_message_and_its_info(worker):
+    """ucp_tag_probe_nb's info (an [out] record beside its message handle)."""
+    ep = endpoint_to_itself(worker)
+    sent = np.arange(48, dtype=np.uint8)
+    param = ucx.ucp_request_param_t()
+    status, send = ucx.ucp_tag_send_nbx(ep, sent.ctypes.data, sent.nbytes, 11, param)
+    assert status in (S.UCS_OK, S.UCS_INPROGRESS)
+    for _ in range(10000):
+        ucx.ucp_worker_progress(worker)
+        status, message, info = ucx.ucp_tag_probe_nb(worker, 11, 2**64 - 1, 0)
+        if message:
+            break
+    assert status == S.UCS_OK and message
+    assert (info.sender_tag, info.length) == (11, sent.nbytes)
+    assert ucx.ucp_tag_probe_nb(worker, 12, 2**64 - 1, 0)[1] == 0  # no match: a NULL handle
+    if send is not None:
+        ucx.ucp_request_free(send)

@@ -80,11 +80,15 @@ std::string function_docstring(const model::Function& f, const std::string& stat
 }
 
 std::string value_docstring(const model::Function& f, const std::string& status, const std::string& success,
-                            const std::string& value_type, const std::map<std::string, std::string>& forms) {
-  if (success.empty()) return function_docstring(f, "", {{"value", value_type, f.doc.returns}}, forms);  // the value alone
+                            const std::string& value_type, const std::map<std::string, std::string>& forms,
+                            const std::vector<DocOutput>& outputs, bool with_value) {
+  std::vector<DocOutput> returned;
+  if (with_value) returned.push_back({"value", value_type, f.doc.returns});
+  returned.insert(returned.end(), outputs.begin(), outputs.end());
+  if (success.empty()) return function_docstring(f, "", returned, forms);  // no status
   model::Function shown = f;
   shown.doc.returns = "Always " + success + ": this function reports no error.";
-  return function_docstring(shown, status, {{"value", value_type, f.doc.returns}}, forms);
+  return function_docstring(shown, status, returned, forms);
 }
 
 std::string entity_docstring(const model::Doc& doc, const std::string& fallback) {

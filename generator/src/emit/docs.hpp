@@ -26,10 +26,12 @@ std::string function_docstring(const model::Function& f, const std::string& stat
                                const std::vector<DocOutput>& outputs,
                                const std::map<std::string, std::string>& forms = {});
 // The docstring of a function whose C return is not a status: the status
-// `success` under Returns, then the value as C's return documents it; with
-// `success` empty, the value alone (a function returning only its value).
+// `success` under Returns, then the value as C's return documents it (where
+// `with_value`: a void function with outputs returns those alone), then the
+// `outputs`; with `success` empty, no status (a function returning only its value).
 std::string value_docstring(const model::Function& f, const std::string& status, const std::string& success,
-                            const std::string& value_type, const std::map<std::string, std::string>& forms = {});
+                            const std::string& value_type, const std::map<std::string, std::string>& forms = {},
+                            const std::vector<DocOutput>& outputs = {}, bool with_value = true);
 std::string entity_docstring(const model::Doc& doc, const std::string& fallback);
 
 // A docstring body indented to sit inside a def or class at `indent`, its

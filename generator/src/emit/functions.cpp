@@ -169,7 +169,28 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
     d.set("c_result", ctx.py_names.cython(f.result));
     // A void function: called without a result to hold (`cdef void _r` is no Cython).
     d.flag("void_result", f.result.kind == TypeKind::Void);
-    d.set("result", slot(r, rv, "ret", f.name + " result", ctx));
+    // What follows the status: the value, then the outputs; a void function
+    // with outputs returns those alone (ucp_get_version: (UCS_OK, major,
+    // minor, release)), one without them None. A status pointer's
+    // (status, request) is spread before outputs: ucp_stream_recv_nbx
+    // returns (status, request, length).
+    const bool with_value = f.result.kind != TypeKind::Void || outputs.empty();
+    const bool spread = !f.status_pointer_enum.empty() && !outputs.empty();
+    std::vector<View> returned;
+    if (with_value) {
+      View value = View().set("ret", slot(r, rv, "ret", f.name + " result", ctx)).set("type", result_stub);
+      value.flag("spread", spread);
+      if (spread) value.set("items", slot(r, rv, "items", f.name + " result", ctx));
+      returned.push_back(std::move(value));
+    }
+    for (const View& o : outputs) {
+      View out = o;
+      out.flag("spread", false);
+      returned.push_back(std::move(out));
+    }
+    // A tuple display: with the status, with several values, or with one spread.
+    d.flag("tuple", !f.value_only || returned.size() > 1);
+    d.set("returned", list_of(returned));
     d.flag("with_status", !f.value_only);
     if (!f.value_only) {
       d.set("status_class", ctx.spec.status_type);
@@ -177,7 +198,8 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
     }
     std::string doc;
     if (f.status_pointer_enum.empty()) {
-      doc = value_docstring(f, ctx.spec.status_type, f.success_status, text_of(result_stub), forms);
+      doc = value_docstring(f, ctx.spec.status_type, f.success_status, text_of(result_stub), forms, doc_outputs,
+                            with_value);
     } else {
       const DocOutput request{"request", "int | None",
                               "The request's address while the operation is in progress (" +

@@ -14,6 +14,10 @@
  *   caseStatus       the status   -> results/status, error its largest value
  *   casePairOf       a struct     -> results/record (a new casePair holding a
  *                    copy), always checked (except *)
+ *   caseVersion      void, with [out] major and minor -> its outputs alone:
+ *                    (CASE_SUCCESS, major, minor), typed tuple[caseResult,
+ *                    int, int] (UCX's ucp_get_version)
+ *   caseCountOf      int, with an [out] mode -> (CASE_SUCCESS, value, mode)
  *   make_casePair    a struct, inline in the header, which the spec says
  *                    returns its value alone (`result = "value"`, as the
  *                    classic modules' make_cudaExtent): model.json's
@@ -36,6 +40,16 @@ double caseRatio(void);
 int caseCount(void);
 void caseReset(void);
 caseResult caseStatus(void);
+/**
+ * @param [out] major  Filled with the major version.
+ * @param [out] minor  Filled with the minor version.
+ */
+void caseVersion(unsigned *major, unsigned *minor);
+/**
+ * @param [in]  n      What to count.
+ * @param [out] mode   Filled with its mode.
+ */
+int caseCountOf(int n, caseMode *mode);
 
 typedef struct casePair_st {
   int x;

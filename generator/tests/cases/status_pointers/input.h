@@ -17,6 +17,9 @@
  *     CASE_ERR_LAST (conventions.failure_members), not CASE_INPROGRESS, the
  *     largest member, which it returns while a request runs.
  *   - caseName returns bytes, a pointer result of another type.
+ *   - caseRecvStream, with an [out] length: its (status, request) spread
+ *     before the output, (status, request, length) (UCX's
+ *     ucp_stream_recv_nbx), typed tuple[caseStatus, int | None, int].
  */
 #ifndef CASE_STATUS_POINTERS_H
 #define CASE_STATUS_POINTERS_H
@@ -37,6 +40,11 @@ typedef struct caseWorker_st *caseWorker;
 caseStatusPtr caseSendNbx(caseWorker worker, const void *buffer, size_t count);
 /** Receives up to `count` bytes into `buffer`. */
 caseStatusPtr caseRecvNbx(caseWorker worker, void *buffer, size_t count);
+/**
+ * Receives stream data into `buffer`.
+ * @param [out] length  Filled with the bytes received where done at once.
+ */
+caseStatusPtr caseRecvStream(caseWorker worker, void *buffer, size_t count, size_t *length);
 /** A request's status. */
 caseStatus caseRequestCheck(void *request);
 /** The worker's name. */
