@@ -94,16 +94,17 @@ cdef extern from *:
     """
     /* The data path's trace (``trace``): each event (code, CLOCK_MONOTONIC ns, value) in the
        next slot, from any thread; off (one load a step) unless CUBIND_UCX_TRACE gives room. */
-    static int cubind_tracing = 0, cubind_trace_room = 0, cubind_traced = 0;
+    static int cubind_tracing = 0;
+    static long long cubind_trace_room = 0, cubind_traced = 0;  /* 64 bits: a long run never wraps */
     static uint64_t *cubind_trace = 0;
     static inline void cubind_tr(uint64_t code, uint64_t t, uint64_t v) {
-        int i = __atomic_fetch_add(&cubind_traced, 1, __ATOMIC_RELAXED);
+        long long i = __atomic_fetch_add(&cubind_traced, 1, __ATOMIC_RELAXED);
         if (i < cubind_trace_room) { uint64_t *e = cubind_trace + 3 * (size_t)i; e[0] = code; e[1] = t; e[2] = v; }
     }
     """
     int _tracing "cubind_tracing"
-    int _trace_room "cubind_trace_room"
-    int _traced "cubind_traced"
+    long long _trace_room "cubind_trace_room"
+    long long _traced "cubind_traced"
     uint64_t *_trace_events "cubind_trace"
     void _tr "cubind_tr"(uint64_t code, uint64_t t, uint64_t v) nogil
 
@@ -157,7 +158,7 @@ def trace():
     import array
 
     events = array.array("Q")
-    cdef int n = min(_traced, _trace_room)
+    cdef long long n = min(_traced, _trace_room)
     if n:
         events.frombytes((<char *>_trace_events)[:3 * n * sizeof(uint64_t)])
     return events
