@@ -19,7 +19,8 @@ is how long message i + in_flight waited on the data path for that credit
 (negative: the transmitter published it after the credit came). ``backlog``
 counts the messages waiting for credits when each credit came. The turns of
 each side's data path (whoever turned it) say how long each held the pump's
-lock; a turn over ``HEAVY_US`` is counted apart. Prints one JSON object
+lock; a turn over ``HEAVY_US`` is counted apart, with the share of it
+spent in ``ucp_worker_progress``. Prints one JSON object
 (``--keep DIR`` keeps the raw traces; ``--read PREFIX`` reads kept ones)."""
 
 import argparse
@@ -41,6 +42,7 @@ from two_parts import both_results, free_port  # noqa: E402
 # The event codes of pump.pyx's trace (pump.TRACE_EVENTS), kept here so that kept traces read
 # without cubind built.
 POSTED, SENT, CREDIT_IN, ARRIVED, CREDIT_OUT, TAKEN, CREDITED, TURN = range(1, 9)
+PROGRESS = 12
 HEAVY_US = 5.0
 SKIP = 0.1  # the first and last tenth of the messages: connection and goodbye
 
@@ -78,16 +80,21 @@ def spread(values_ns):
 
 
 def turns(events):
-    """A side's turns in the middle of its run: how long each held the lock."""
+    """A side's turns in the middle of its run: how long each held the lock,
+    and of the long ones the share in UCX's progress (the rest: the
+    channels served, the posts among them)."""
     found = sorted((t, v >> 4) for code, t, v in events if code == TURN)
+    progress = {t: v for code, t, v in events if code == PROGRESS}
     if len(found) < 10:
         return None
     middle = found[int(len(found) * SKIP):int(len(found) * (1 - SKIP))]
     span = middle[-1][0] + middle[-1][1] - middle[0][0]
     heavy = [d for _, d in middle if d > HEAVY_US * 1e3]
     lengths = [d for _, d in middle]
+    heavy_progress = sum(progress.get(t, 0) for t, d in middle if d > HEAVY_US * 1e3)
     return {"turns": len(middle), "turning": round(sum(lengths) / span, 3), "length": spread(lengths),
-            "heavy": len(heavy), "heavy_share": round(sum(heavy) / span, 3)}
+            "heavy": len(heavy), "heavy_share": round(sum(heavy) / span, 3),
+            "heavy_in_progress": round(heavy_progress / sum(heavy), 3) if heavy else None}
 
 
 def cycle(rx_events, tx_events, in_flight):

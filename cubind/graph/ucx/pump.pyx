@@ -113,16 +113,18 @@ cdef extern from *:
 # sends posted; value: when it was queued), ARRIVED at the receiver (value: when its header came),
 # TAKEN by Python (value: how many at once), CREDITED by Python, CREDIT_OUT (a note posted; value:
 # its count), CREDIT_IN at the transmitter, SENT (every send complete; value: when posted). And
-# each turn (TURN: value its length in ns << 4 | what it found), poll's start and end, and the
-# pump's thread's calls of the owners (OWNERS: value their length).
+# each turn (TURN: value its length in ns << 4 | what it found; PROGRESS at its start: value the
+# part of it in ucp_worker_progress), poll's start and end, and the pump's thread's calls of the
+# owners (OWNERS: value their length).
 cdef enum:
     T_POSTED = 1
     T_SENT, T_CREDIT_IN, T_ARRIVED, T_CREDIT_OUT, T_TAKEN, T_CREDITED, T_TURN, T_POLL_START, T_POLL_END, T_OWNERS
+    T_PROGRESS
 
 
 TRACE_EVENTS = {"POSTED": T_POSTED, "SENT": T_SENT, "CREDIT_IN": T_CREDIT_IN, "ARRIVED": T_ARRIVED,
                 "CREDIT_OUT": T_CREDIT_OUT, "TAKEN": T_TAKEN, "CREDITED": T_CREDITED, "TURN": T_TURN,
-                "POLL_START": T_POLL_START, "POLL_END": T_POLL_END, "OWNERS": T_OWNERS}
+                "POLL_START": T_POLL_START, "POLL_END": T_POLL_END, "OWNERS": T_OWNERS, "PROGRESS": T_PROGRESS}
 
 
 def _trace_capacity():
@@ -626,6 +628,8 @@ cdef class Pump:
             n += 1
         if n:
             got |= TURN_WORK
+        if _tracing:
+            _tr(T_PROGRESS, t0, _now_ns() - t0)
         ch = self.chans
         while ch != NULL:
             if self._service(ch):
