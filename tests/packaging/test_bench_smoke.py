@@ -209,6 +209,10 @@ def test_a_messages_credit_is_followed_round_through_both_sides_traces(tmp_path)
         import ucx_cycle
     finally:
         sys.path.remove(str(ROOT / "bench"))
+    from cubind.graph.ucx import pump
+    # The bench keeps the codes to read kept traces without cubind: they are pump's.
+    for name in ("POSTED", "SENT", "CREDIT_IN", "ARRIVED", "CREDIT_OUT", "TAKEN", "CREDITED", "TURN", "PROGRESS"):
+        assert getattr(ucx_cycle, name) == pump.TRACE_EVENTS[name], name
     prefix = str(tmp_path / "trace")
     assert ucx_cycle.run(4096, "host", 400, 4, prefix, timeout=120) > 0
     row = ucx_cycle.cycle(ucx_cycle.load(prefix + "_rx.bin"), ucx_cycle.load(prefix + "_tx.bin"), 4)

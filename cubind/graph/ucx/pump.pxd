@@ -182,7 +182,6 @@ cdef struct in_t:  # a message arriving
     int nreq
     uint32_t kind
     uint64_t value
-    int complete
     uint64_t t_header
     uint64_t t_complete
 

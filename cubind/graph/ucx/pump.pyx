@@ -1013,7 +1013,6 @@ cdef class Pump:
             _fail(ch, st, "a buffer's receive")
             if not k:
                 return True
-            m.complete = 1
             m.t_complete = _now_ns()
             if _tracing:
                 _tr(T_ARRIVED, m.t_complete, m.t_header)
@@ -1277,9 +1276,6 @@ cdef class Pump:
         """The lock held."""
         cdef out_t *o
         cdef out_t *onext
-        cdef in_t *m
-        cdef in_t *mnext
-        cdef int i, k
         ch.refs -= 1
         if ch.refs:
             return
@@ -1290,17 +1286,22 @@ cdef class Pump:
             onext = o.next
             _free_out(o)
             o = onext
-        for k in range(2):  # those arriving, then those arrived and not taken
-            m = ch.in_head if k == 0 else <in_t *>_take_all(&ch.done)
-            while m != NULL:
-                mnext = m.next
-                for i in range(m.nbuf):
-                    if m.blocks[i] != NULL:
-                        self._hold_back(m.blocks[i])
-                _free_in(m)
-                m = mnext
+        self._drop_arrivals(ch.in_head)
+        self._drop_arrivals(<in_t *>_take_all(&ch.done))  # arrived whole, never taken
         free(ch.hdr_buf)
         free(ch)
+
+    cdef void _drop_arrivals(self, in_t *m) noexcept nogil:
+        """A closed channel's messages from ``m`` on, freed, their blocks back (the lock held)."""
+        cdef in_t *nxt
+        cdef int i
+        while m != NULL:
+            nxt = m.next
+            for i in range(m.nbuf):
+                if m.blocks[i] != NULL:
+                    self._hold_back(m.blocks[i])
+            _free_in(m)
+            m = nxt
 
     cdef void _hold_back(self, block_t *b) noexcept nogil:
         """A block back (the lock held): a device one may still be read by the
