@@ -254,31 +254,77 @@ def test_rendezvous_are_turned_while_the_poller_is_away_and_an_awake_thread_post
     assert all(np.array_equal(np.frombuffer(blocks[0], np.float32), data) for (_, blocks), data in zip(got, sent))
 
 
-def test_while_a_thread_polls_it_turns_the_data_path_alone(pair):
-    """A transmitter's scheduler waits in ``poll`` for credits that do not
-    come: the rendezvous sent meanwhile are turned by that poll alone, never
-    by the parked pump's thread as well (two turning threads took turns at
-    the pump's lock and the driver's, which the scheduler's calls then waited
-    for)."""
+def test_a_transmitting_scheduler_waits_in_poll_while_the_pumps_thread_turns(pair):
+    """A transmitter's scheduler waits in ``poll`` for credits: the
+    rendezvous sent meanwhile are turned by the pump's thread alone, never
+    by the waiting thread (which ran UCX's steps itself and published only
+    once back), and the credit's news ends the wait at once, the owner
+    called on the waiting thread."""
     tx, rx, tx_owner, _ = pair
     pump, got = tx_owner.pump, []
-    idle = pump.stats()
-    waiter = threading.Thread(target=lambda: got.append(pump.poll(3.0)), name="waiting scheduler")
-    waiter.start()
-    # In its poll before the first send (a sleep was not enough on a loaded host: a thread started
-    # late left the first rendezvous to the parked thread, as it should with nobody polling).
-    wait_for(lambda: pump.stats()["turns_poll"] > idle["turns_poll"])
     before = pump.stats()
+    waiter = threading.Thread(target=lambda: got.append(pump.poll(5.0)), name="waiting scheduler")
+    waiter.start()
     payload = np.arange(128_000, dtype=np.float32)  # 512 KB: a rendezvous, in flight after its post
     for i in range(20):
         tx.send(b'{"i": %d}' % i, [host(payload)])
     assert len(received(rx, 20)) == 20
     wait_for(lambda: tx.sent == 20)
-    after = pump.stats()
-    waiter.join(10)
-    assert got == [False]  # no credit came: it polled throughout
-    assert after["turns_parked"] == before["turns_parked"]
-    assert after["turns_poll"] > before["turns_poll"]
+    assert got == [] and waiter.is_alive()  # no credit yet: still waiting
+    sent = pump.stats()
+    begun = time.monotonic()
+    rx.credit(1)
+    waiter.join(5)
+    assert got == [True] and time.monotonic() - begun < 2.5  # the news, not the wait's end
+    assert tx.take_credits() == 1 and "waiting scheduler" in tx_owner.threads
+    assert sent["turns_poll"] == before["turns_poll"]  # the waiter turned nothing
+    assert sent["turns_thread"] > before["turns_thread"]
+
+
+def test_transmitting_pollers_on_many_threads_are_told_every_credit(pair):
+    """Four threads wait in ``poll`` at once, with short waits at the
+    shortest switch interval, while credits arrive one by one: the owner
+    takes every credit (a news mark is never cleared untold), and once they
+    left, the pump's thread tells the owner of the next credit itself (it
+    leaves the news to a scheduler for 1 ms at most)."""
+    tx, rx, tx_owner, _ = pair
+    pump, lock, done, counted = tx_owner.pump, threading.Lock(), threading.Event(), []
+
+    def pump_ready(channel):
+        with lock:
+            counted.append((channel.take_credits(), threading.current_thread().name))
+
+    tx_owner.pump_ready = pump_ready
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+
+    def poll():
+        while not done.is_set():
+            pump.poll(0.0005)
+
+    def total():
+        with lock:
+            return sum(n for n, _ in counted)
+
+    threads = [threading.Thread(target=poll, name=f"poller {n}") for n in range(4)]
+    try:
+        for t in threads:
+            t.start()
+        for i in range(300):
+            rx.credit(1)
+            if i % 7 == 0:
+                time.sleep(0.0002)
+        wait_for(lambda: total() == 300, what=lambda: f"{total()} of 300 told, {pump.stats()}")
+    finally:
+        done.set()
+        for t in threads:
+            t.join(10)
+        sys.setswitchinterval(switch)
+    assert pump.stats()["turns_poll"] == 0  # they waited: the pump's thread turned
+    assert {name for _, name in counted} <= {f"poller {n}" for n in range(4)} | {"cubind.graph ucx pump"}
+    rx.credit(2)  # nobody polls now: the pump's thread tells the owner
+    wait_for(lambda: total() == 302, what=lambda: f"{total()} of 302 told, {pump.stats()}")
+    assert counted[-1] == (2, "cubind.graph ucx pump")
 
 
 def test_the_counters_say_what_each_side_did(pair):

@@ -49,6 +49,17 @@ cdef extern from "<pthread.h>" nogil:
     int pthread_mutex_lock(pthread_mutex_t *)
     int pthread_mutex_trylock(pthread_mutex_t *)
     int pthread_mutex_unlock(pthread_mutex_t *)
+    ctypedef struct pthread_cond_t:
+        pass
+    ctypedef struct pthread_condattr_t:
+        pass
+    int pthread_condattr_init(pthread_condattr_t *)
+    int pthread_condattr_setclock(pthread_condattr_t *, int)
+    int pthread_condattr_destroy(pthread_condattr_t *)
+    int pthread_cond_init(pthread_cond_t *, const pthread_condattr_t *)
+    int pthread_cond_timedwait(pthread_cond_t *, pthread_mutex_t *, const timespec *)
+    int pthread_cond_signal(pthread_cond_t *)
+    int pthread_cond_broadcast(pthread_cond_t *)
 
 # UCX's UCP API through the C layer the generator makes from ucp.h (bindings/ucx.toml),
 # resolved in the libucp that ucxx loaded: ``ucp.ucp_tag_send_nbx(...)``.
@@ -81,8 +92,12 @@ cdef enum:
     # Progress calls per turn of the loop, and how long it spins idle before it sleeps on the worker's events.
     PROGRESS_BURST = 64
     SPIN_NS = 200000
-    # How long the pump's thread stays parked after a thread left poll() (``_loop``).
+    # How long the pump's thread stays parked after a thread left poll() (``_loop``), or leaves the
+    # news to a scheduler that waited in poll() for them (``Pump._await_news``).
     HANDOVER_NS = 1000000
+    # How long a thread waiting in poll() for a transmitting process's news looks for them before it
+    # sleeps on the pump's condition (``Pump._await_news``).
+    AWAIT_SPIN_NS = 30000
     # How long a looping thread, having let the lock go, waits for threads blocked on it to take it
     # first (``Pump._let_in``).
     LET_IN_NS = 50000

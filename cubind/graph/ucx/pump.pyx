@@ -27,8 +27,9 @@ pump's loop, not a wait on the scheduler's thread).
 
 Python is called once per batch (the owner's ``pump_ready``), from the
 pump's thread or from a thread in ``poll`` (a scheduler with nothing to
-tick, which drives the data path meanwhile while the pump's thread is
-parked), never with the pump's lock held: a thread holding the GIL may
+tick: where a channel receives, it drives the data path meanwhile while
+the pump's thread is parked; where all transmit, it waits for the news
+the pump's thread leaves it), never with the pump's lock held: a thread holding the GIL may
 wait for that lock, never the reverse. ``stats`` counts what the data path
 did and how long each step took. Connection, hello, losses and
 goodbyes from the receiving side stay on ucxx (``transport.py``)."""
@@ -325,6 +326,14 @@ cdef class Pump:
     # Threads blocked on the lock (``_enter``); atomic. A looping thread lets them in before it takes
     # the lock again (``_let_in``).
     cdef int waiters
+    # A channel has news its owner was not given yet (set by the turn that finds it, cleared by
+    # ``_gather``); atomic: a thread waiting in poll() reads it without the lock (``_await_news``).
+    cdef int newsflag
+    # Threads asleep in poll() on ``news`` (the lock held), and when one last left with news: the
+    # turning thread leaves a transmitting process's news to its scheduler (``_leaves_news``).
+    cdef pthread_cond_t news
+    cdef int news_waiters
+    cdef uint64_t awaited_ns
     cdef int64_t next_id
     cdef dict channels  # id -> Channel, for the notifications
     cdef bytes _address
@@ -338,12 +347,17 @@ cdef class Pump:
         cdef ucp_address_t *address
         cdef size_t length
         cdef pthread_mutexattr_t attr
+        cdef pthread_condattr_t cattr
         # Adaptive: a caller finding the lock taken by a turn (a few microseconds) spins a
         # little before it sleeps in the kernel.
         pthread_mutexattr_init(&attr)
         pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP)
         pthread_mutex_init(&self.mu, &attr)
         pthread_mutexattr_destroy(&attr)
+        pthread_condattr_init(&cattr)
+        pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC)  # its waits end at a deadline of _now_ns()'s clock
+        pthread_cond_init(&self.news, &cattr)
+        pthread_condattr_destroy(&cattr)
         self.efd = self.wake_fd = -1
         self.dozing = 1
         self.channels = {}
@@ -615,6 +629,7 @@ cdef class Pump:
             _store_int(&self.dozing, 1)
             self._unpark()
             self._wake()
+            pthread_cond_broadcast(&self.news)
             pthread_mutex_unlock(&self.mu)
 
     cdef int _turn(self) noexcept nogil:
@@ -639,6 +654,10 @@ cdef class Pump:
             ch = ch.next
         self._reap()
         self.flight = (got & TURN_FLIGHT) != 0
+        if got & TURN_NEWS:
+            _store_int(&self.newsflag, 1)
+            if self.news_waiters:
+                pthread_cond_signal(&self.news)
         if _tracing:
             _tr(T_TURN, t0, (_now_ns() - t0) << 4 | <uint64_t>got)
         return got
@@ -711,7 +730,7 @@ cdef class Pump:
             elif _now_ns() - idle_since > SPIN_NS and ucp.ucp_worker_arm(self.worker) == UCS_OK and self._doze():
                 sleep, self.sleeping = True, True
                 self.st[S_SLEEPS] += 1
-            news = self._gather(ids, gone) if got & TURN_NEWS else 0
+            news = self._gather(ids, gone) if got & TURN_NEWS and not self._leaves_news() else 0
             pthread_mutex_unlock(&self.mu)
             if news:
                 t = _now_ns()
@@ -733,14 +752,16 @@ cdef class Pump:
                 sched_yield()
 
     def poll(self, double seconds):
-        """Waits up to ``seconds`` for news of any channel, driving the data
-        path on this thread meanwhile (without the GIL; the pump's thread
-        is parked), then calls the owners with news here; whether there was
-        any. A scheduler waiting for messages so takes them itself: no
-        thread is woken and no GIL handed over per message."""
+        """Waits up to ``seconds`` for news of any channel, then calls the
+        owners with news here; whether there was any. Where a channel
+        receives, this thread drives the data path meanwhile (without the
+        GIL; the pump's thread is parked): a scheduler waiting for messages
+        so takes them itself, no thread woken and no GIL handed over per
+        message. Where every channel transmits, the pump's thread drives it
+        and this one waits for the news it leaves (``_await_news``)."""
         cdef uint64_t deadline, begun, let
         cdef int got = 0, news = 0
-        cdef bint first = True
+        cdef bint first = True, awaits = False
         cdef int64_t ids[NEWS_MAX]
         cdef bint gone[NEWS_MAX]
         cdef cdrv.CUcontext saved = NULL
@@ -759,8 +780,11 @@ cdef class Pump:
                 self._lock(S_LOCK_WAITS)
                 self._counted_let_in(let)
                 if first:
-                    self.pollers += 1
                     first = False
+                    if self._transmits_only():
+                        awaits = True
+                        break
+                    self.pollers += 1
                 if self.worker != NULL and not self.stopping:
                     got = self._turn()
                     self.st[S_TURNS_POLL] += 1
@@ -769,12 +793,20 @@ cdef class Pump:
                 pthread_mutex_unlock(&self.mu)
                 if not got:
                     sched_yield()  # few cores: the peer's threads may need this one
-            self.pollers -= 1
+            if awaits:
+                got = self._await_news(deadline)
+            else:
+                self.pollers -= 1
             self.st[S_POLLS] += 1
             self.st[S_POLL_NS] += _now_ns() - begun
             if _tracing:
                 _tr(T_POLL_END, _now_ns(), got)
-            if got & TURN_NEWS:
+            if awaits:
+                if got & TURN_NEWS:
+                    self.st[S_POLL_NEWS] += 1
+                    self.awaited_ns = _now_ns()  # its caller is back soon: the news stays for it meanwhile
+                    news = self._gather(ids, gone)
+            elif got & TURN_NEWS:
                 # Its caller runs what arrived and is likely back soon: the pump's thread stays
                 # parked for HANDOVER_NS (``_loop``).
                 self.st[S_POLL_NEWS] += 1
@@ -802,7 +834,53 @@ cdef class Pump:
                 ids[n], gone[n] = ch.id, ch.closed
                 n += 1
             ch = ch.next
+        _store_int(&self.newsflag, ch != NULL)  # channels past NEWS_MAX: their news is still there
         return n
+
+    cdef bint _transmits_only(self) noexcept nogil:
+        """Whether poll() waits for the pump's thread's news rather than
+        turning (the lock held): that thread runs, and every channel
+        transmits. A transmitting scheduler that turned the data path while
+        it waited for credits ran UCX's rendezvous steps itself (H200, 16 MiB
+        device messages at 4 in flight: 15 to 30 us turns, mostly in
+        ``ucp_worker_progress``), and published only once it came back: the
+        message a credit freed was not yet waiting for it in 35 to 45 % of
+        the credits (bench/ucx_cycle.py). Waiting, it publishes ahead."""
+        cdef chan_t *ch = self.chans
+        if not self.running or self.stopping or self.worker == NULL or ch == NULL:
+            return False
+        while ch != NULL:
+            if ch.receiving:
+                return False
+            ch = ch.next
+        return True
+
+    cdef int _await_news(self, uint64_t deadline) noexcept nogil:
+        """Waits until a turn of the pump's thread finds news, or until
+        ``deadline`` (the lock held on entry and return): it looks for them
+        ``AWAIT_SPIN_NS`` without the lock, then sleeps on ``news``.
+        ``TURN_NEWS`` if any."""
+        cdef uint64_t t = _now_ns()
+        cdef timespec until
+        if not _load_int(&self.newsflag):
+            pthread_mutex_unlock(&self.mu)
+            while not _load_int(&self.newsflag) and _now_ns() - t < AWAIT_SPIN_NS and _now_ns() < deadline:
+                sched_yield()
+            self._lock(S_LOCK_WAITS)
+        self.news_waiters += 1
+        while not self.newsflag and not self.stopping and self.running and _now_ns() < deadline:
+            until.tv_sec, until.tv_nsec = <long>(deadline // 1000000000), <long>(deadline % 1000000000)
+            pthread_cond_timedwait(&self.news, &self.mu, &until)
+        self.news_waiters -= 1
+        return TURN_NEWS if self.newsflag else 0
+
+    cdef bint _leaves_news(self) noexcept nogil:
+        """Whether the pump's thread leaves the news it found to a thread in
+        poll() (the lock held): one waits for them, or one took news less
+        than ``HANDOVER_NS`` ago and is back soon. Calling the owners here
+        would wait for the GIL, which that scheduler holds while it ticks,
+        and no turn would run meanwhile."""
+        return self.news_waiters > 0 or (self.awaited_ns != 0 and _now_ns() - self.awaited_ns < HANDOVER_NS)
 
     cdef void _call_owners(self, int n, int64_t *ids, bint *gone) noexcept:
         """Calls the owners of the channels ``_gather`` found (the GIL held, not the lock)."""
