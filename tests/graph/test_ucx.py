@@ -33,6 +33,7 @@ from tests.graph.ucx_parts.processes import (  # noqa: F401  (ucxx_needed: the a
     run_processes,
     transports,
     ucxx_needed,
+    wait_listening,
 )
 
 # -- apps split across processes
@@ -181,6 +182,7 @@ def test_without_reconnect_a_receiver_that_dies_ends_the_transmitters_run_naming
     rx_yaml = dying(tmp_path, "ping_rx.yaml", "ReceiveOrDie", die_at=4)
     rx = subprocess.Popen([sys.executable, "-m", "cubind.graph", str(rx_yaml), "--param", rx_params[0]],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env())
+    wait_listening(port, rx)  # the transmitter makes one attempt
     tx_yaml = dying(tmp_path, "ping_tx.yaml", "PingOrDie", die_at=0, extra={"nbytes": nbytes})
     tx = part(None, *tx_params, path=tx_yaml)
     rx_code, rx_out, rx_err = finish(rx)

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,30 @@ def part(name, *params, threads=None, path=None):
     if threads:
         command += ["--threads", str(threads)]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env())
+
+
+def wait_listening(port, proc, timeout=30):
+    """Until a socket listens on ``port`` (a receiving part's UCX listener,
+    read from /proc/net: no connection made to it), failing if ``proc``
+    ends first. A transmitter without reconnect makes one attempt: started
+    before its receiver listened, on a loaded host, it failed and left the
+    receiver waiting for it."""
+    tables = [Path("/proc/net/tcp"), Path("/proc/net/tcp6")]
+    deadline = time.monotonic() + timeout
+    while not any(_listens(table, port) for table in tables if table.exists()):
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            pytest.fail(f"the receiving part ended before it listened: {out}\n{err}")
+        assert time.monotonic() < deadline, f"nothing listened on port {port} in {timeout} s"
+        time.sleep(0.02)
+
+
+def _listens(table, port):
+    for line in table.read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # TCP_LISTEN
+            return True
+    return False
 
 
 def finish(proc, timeout=60):
