@@ -806,6 +806,8 @@ cdef class Pump:
                     self.st[S_POLL_NEWS] += 1
                     self.awaited_ns = _now_ns()  # its caller is back soon: the news stays for it meanwhile
                     news = self._gather(ids, gone)
+                else:
+                    self.awaited_ns = 0  # its caller goes to sleep on its condition: the owners are told at once
             elif got & TURN_NEWS:
                 # Its caller runs what arrived and is likely back soon: the pump's thread stays
                 # parked for HANDOVER_NS (``_loop``).
@@ -877,7 +879,8 @@ cdef class Pump:
     cdef bint _leaves_news(self) noexcept nogil:
         """Whether the pump's thread leaves the news it found to a thread in
         poll() (the lock held): one waits for them, or one took news less
-        than ``HANDOVER_NS`` ago and is back soon. Calling the owners here
+        than ``HANDOVER_NS`` ago and is back soon (not after a poll that
+        ended without news: that scheduler sleeps on its condition). Calling the owners here
         would wait for the GIL, which that scheduler holds while it ticks,
         and no turn would run meanwhile."""
         return self.news_waiters > 0 or (self.awaited_ns != 0 and _now_ns() - self.awaited_ns < HANDOVER_NS)
