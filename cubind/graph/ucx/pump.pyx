@@ -864,12 +864,14 @@ cdef class Pump:
         ``TURN_NEWS`` if any."""
         cdef uint64_t t = _now_ns()
         cdef timespec until
+        # Counted from the start: news found while it looks is left to it too, not told to the owners
+        # by the pump's thread (this thread's poll would then wait out its time for news already told).
+        self.news_waiters += 1
         if not _load_int(&self.newsflag):
             pthread_mutex_unlock(&self.mu)
             while not _load_int(&self.newsflag) and _now_ns() - t < AWAIT_SPIN_NS and _now_ns() < deadline:
                 sched_yield()
             self._lock(S_LOCK_WAITS)
-        self.news_waiters += 1
         while not self.newsflag and not self.stopping and self.running and _now_ns() < deadline:
             until.tv_sec, until.tv_nsec = <long>(deadline // 1000000000), <long>(deadline % 1000000000)
             pthread_cond_timedwait(&self.news, &self.mu, &until)
