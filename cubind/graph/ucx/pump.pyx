@@ -29,8 +29,8 @@ Python is called once per batch (the owner's ``pump_ready``), from the
 pump's thread or from a thread in ``poll`` (a scheduler with nothing to
 tick: where a channel receives, it drives the data path meanwhile while
 the pump's thread is parked; where all transmit, it waits for the news
-the pump's thread leaves it), never with the pump's lock held: a thread holding the GIL may
-wait for that lock, never the reverse. ``stats`` counts what the data path
+the pump's thread leaves it), never with the pump's lock held: a thread
+holding the GIL may wait for that lock, never the reverse. ``stats`` counts what the data path
 did and how long each step took. Connection, hello, losses and
 goodbyes from the receiving side stay on ucxx (``transport.py``)."""
 
@@ -329,8 +329,9 @@ cdef class Pump:
     # A channel has news its owner was not given yet (set by the turn that finds it, cleared by
     # ``_gather``); atomic: a thread waiting in poll() reads it without the lock (``_await_news``).
     cdef int newsflag
-    # Threads asleep in poll() on ``news`` (the lock held), and when one last left with news: the
-    # turning thread leaves a transmitting process's news to its scheduler (``_leaves_news``).
+    # Threads waiting in poll() for news (looking, then asleep on ``news``; the lock held), and
+    # when one last left with news: the turning thread leaves a transmitting process's news to
+    # its scheduler meanwhile (``_leaves_news``).
     cdef pthread_cond_t news
     cdef int news_waiters
     cdef uint64_t awaited_ns
@@ -846,7 +847,7 @@ cdef class Pump:
         it waited for credits ran UCX's rendezvous steps itself (H200, 16 MiB
         device messages at 4 in flight: 15 to 30 us turns, mostly in
         ``ucp_worker_progress``), and published only once it came back: the
-        message a credit freed was not yet waiting for it in 35 to 45 % of
+        message a credit freed was not yet waiting for it at 31 to 45 % of
         the credits (bench/ucx_cycle.py). Waiting, it publishes ahead."""
         cdef chan_t *ch = self.chans
         if not self.running or self.stopping or self.worker == NULL or ch == NULL:
@@ -882,9 +883,9 @@ cdef class Pump:
         """Whether the pump's thread leaves the news it found to a thread in
         poll() (the lock held): one waits for them, or one took news less
         than ``HANDOVER_NS`` ago and is back soon (not after a poll that
-        ended without news: that scheduler sleeps on its condition). Calling the owners here
-        would wait for the GIL, which that scheduler holds while it ticks,
-        and no turn would run meanwhile."""
+        ended without news: that scheduler sleeps on its condition).
+        Calling the owners here would wait for the GIL, which that
+        scheduler holds while it ticks, and no turn would run meanwhile."""
         return self.news_waiters > 0 or (self.awaited_ns != 0 and _now_ns() - self.awaited_ns < HANDOVER_NS)
 
     cdef void _call_owners(self, int n, int64_t *ids, bint *gone) noexcept:
