@@ -847,7 +847,7 @@ cdef class Pump:
         it waited for credits ran UCX's rendezvous steps itself (H200, 16 MiB
         device messages at 4 in flight: 15 to 30 us turns, mostly in
         ``ucp_worker_progress``), and published only once it came back: the
-        message a credit freed was not yet waiting for it at 31 to 45 % of
+        message a credit freed was not yet waiting for it at 33 to 45 % of
         the credits (bench/ucx_cycle.py). Waiting, it publishes ahead."""
         cdef chan_t *ch = self.chans
         if not self.running or self.stopping or self.worker == NULL or ch == NULL:
