@@ -281,6 +281,29 @@ def test_a_transmitting_scheduler_waits_in_poll_while_the_pumps_thread_turns(pai
     assert sent["turns_thread"] > before["turns_thread"]
 
 
+def test_a_process_that_also_receives_keeps_the_turning_poll(pair):
+    """The transmitting pump gets a receiving channel too (a pipeline's
+    middle stage): its poll turns the data path again, and a message for
+    that channel reaches the owner on the polling thread."""
+    tx, rx, tx_owner, rx_owner = pair
+    pump, got = tx_owner.pump, []
+    back = pump.open(rx_owner.pump.address, TAG + (1 << 8), False, True, tx_owner)  # receives
+    sender = rx_owner.pump.open(pump.address, TAG + (1 << 8), False, False, rx_owner)
+    try:
+        before = pump.stats()["turns_poll"]
+        waiter = threading.Thread(target=lambda: got.append(pump.poll(5.0)), name="waiting scheduler")
+        waiter.start()
+        wait_for(lambda: pump.stats()["turns_poll"] > before)  # it turns
+        sender.send(b'{"back": 1}', [])
+        waiter.join(10)
+        assert got == [True] and "waiting scheduler" in tx_owner.threads
+        assert [header for header, _ in back.take()] == [b'{"back": 1}']
+    finally:
+        for channel in (back, sender):
+            channel.close(True)
+        wait_for(lambda: back.closed and sender.closed)
+
+
 def test_transmitting_pollers_on_many_threads_are_told_every_credit(pair):
     """Four threads wait in ``poll`` at once, with short waits at the
     shortest switch interval, while credits arrive one by one: the owner
