@@ -427,6 +427,70 @@ def test_a_forced_message_goes_past_the_credits_with_those_before_it(pair):
     assert headers(received(rx, 1)) == [b'{"i": 2}']
 
 
+def test_an_admitting_channel_hands_over_while_the_queue_has_room_and_credits_the_wire_then(pair):
+    """``admit``: a message that arrived whole is taken only while the queue
+    has room, and gives the wire its credit as it is taken, before Python
+    says it left the queue; one that left (``credit``) makes room, lets the
+    next waiting one in, and is the transmitter's room (``take_credits``)."""
+    tx, rx, _, _ = pair
+    rx.admit(1)
+    tx.gate(2)
+    for i in range(4):
+        tx.send(b'{"i": %d}' % i, [])
+    assert headers(received(rx, 1)) == [b'{"i": 0}']
+    wait_for(lambda: tx.sent == 3, what=lambda: tx.sent)  # 0's credit let 2 go: 1 and 2 wait there for room
+    time.sleep(0.05)
+    assert rx.take() == [] and tx.sent == 3 and tx.take_credits() == 0  # 3 waits here for a credit
+    rx.credit(1)  # 0 left the queue
+    assert headers(received(rx, 1)) == [b'{"i": 1}']
+    wait_for(lambda: tx.sent == 4, what=lambda: tx.sent)
+    credits = []
+    wait_for(lambda: credits.append(tx.take_credits()) or sum(credits) == 1)
+    rx.credit(2)
+    assert headers(received(rx, 2)) == [b'{"i": 2}', b'{"i": 3}']
+    wait_for(lambda: credits.append(tx.take_credits()) or sum(credits) == 3)
+
+
+def test_an_admitting_channel_takes_a_forced_message_and_those_before_it_whatever_its_room(pair):
+    """A message posted past the credits (policy 0) comes in with those
+    waiting before it, the room going below none (the queue's policy drops
+    as many); the next one waits until the room is back."""
+    tx, rx, _, _ = pair
+    rx.admit(0)
+    tx.gate(1)
+    tx.send(b'{"i": 0}', [])
+    wait_for(lambda: tx.sent == 1)
+    time.sleep(0.05)
+    assert rx.take() == []  # no room
+    tx.send(b'{"i": 1}', [], 0, True)
+    assert headers(received(rx, 2)) == [b'{"i": 0}', b'{"i": 1}']
+    tx.send(b'{"i": 2}', [])  # on the credits the two gave the wire
+    wait_for(lambda: tx.sent == 3)
+    time.sleep(0.05)
+    assert rx.take() == []
+    rx.credit(2)  # the two the policy dropped: the room is back to none
+    time.sleep(0.05)
+    assert rx.take() == []
+    rx.credit(1)
+    assert headers(received(rx, 1)) == [b'{"i": 2}']
+
+
+def test_admitting_all_hands_over_what_waits_for_room_and_the_goodbye_after_it(pair):
+    tx, rx, _, _ = pair
+    rx.admit(1)
+    tx.gate(3)
+    for i in range(3):
+        tx.send(b'{"i": %d}' % i, [])
+    tx.bye(3)
+    assert headers(received(rx, 1)) == [b'{"i": 0}']
+    wait_for(lambda: tx.sent == 4)
+    time.sleep(0.05)
+    assert rx.take() == []  # 1, 2 and the goodbye wait
+    rx.admit_all()  # the receiving entity ended
+    items = received(rx, 3)
+    assert headers(items[:2]) == [b'{"i": 1}', b'{"i": 2}'] and items[2] == 3
+
+
 def test_messages_waiting_for_credits_are_discarded_and_the_goodbye_counts_the_rest(pair):
     tx, rx, _, _ = pair
     tx.gate(1)

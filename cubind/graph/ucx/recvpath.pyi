@@ -15,6 +15,7 @@ class ReceivePath:
     delivering: threading.Lock
     failure: BaseException | None
     peer_ended: bool
+    finished: bool
     conn: Any
     allocator: Any
     allocator_asked: bool
