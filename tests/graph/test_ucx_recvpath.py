@@ -121,35 +121,6 @@ def test_what_left_the_queue_gives_its_room_back_to_the_connection():
     assert channel.credits == [1, 2] and rx.held == 0
 
 
-class FullQueue(Queue):
-    """A full queue of policy 2: each push refused (``QueueFullError``)."""
-
-    def __init__(self):
-        super().__init__()
-        self.stages = types.SimpleNamespace(dropped=0)
-
-    def deliver_remote(self, message):
-        raise gx.QueueFullError("rx/in: queue full (capacity 4, policy 2: fault)")
-
-
-def test_what_does_not_fit_after_the_entity_ended_is_dropped_and_counted_its_room_kept():
-    """The transmitter sent it before it heard the end: received, dropped,
-    no room granted (the entity reads no more), not a failure."""
-    channel = Channel([sent(np.ones(1), n=1), sent(np.ones(1), n=2)])
-    rx = link(channel, FullQueue())
-    rx.finished = True
-    rx.pump_ready(channel)
-    assert rx.failure is None and rx.queue.stages.dropped == 2
-    assert rx.received == 2 and rx.held == 0 and channel.credits == []
-
-
-def test_a_full_queue_before_the_end_fails_the_run():
-    channel = Channel([sent(np.ones(1), n=1)])
-    rx = link(channel, FullQueue())
-    rx.pump_ready(channel)
-    assert isinstance(rx.failure, gx.QueueFullError) and rx.queue.stages.dropped == 0
-
-
 def test_buffers_that_disagree_with_the_header_end_the_run_naming_the_message():
     header, blocks = sent(np.ones(4, np.float32))
     wrong = Block(np.ones(2, np.float32))

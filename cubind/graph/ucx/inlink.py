@@ -103,9 +103,6 @@ class InLink(Link, ReceivePath):
                 return
             self.finished = True
             handoff = None if self.conn is None else self.conn.to_grant
-            channel = None if self.conn is None else self.conn.channel
-        if channel is not None:
-            channel.admit_all()  # what is on its way arrives and is counted, the goodbye after it
         if handoff is not None:
             handoff.put(BYE)
 
@@ -170,19 +167,10 @@ class InLink(Link, ReceivePath):
             await answer(ep, {"ok": False, "error": why})
             self._refused(f"refused {hello.get('source')!r}: {why}")
             return
-        with self.lock:
-            # The room the queue has now, told to the channel as it becomes the grants' (``grant``
-            # reads it under this lock): each grant after this is the channel's, none before.
-            conn.channel = channel
-            if self.finished:
-                channel.admit_all()
-            else:
-                channel.admit(self.queue.capacity - self.held)
-        # "credits": the room in the queue (the transmitter's, back as messages leave it); "window":
-        # the messages that may be on their way (the wire's, back as each is admitted into it).
+        conn.channel = channel
         await answer(ep, {"ok": True, "path": self.queue.path, "capacity": self.queue.capacity,
-                          "policy": self.queue.policy, "credits": conn.credits, "window": self.queue.capacity,
-                          "arrived": conn.arrived, "data": data})
+                          "policy": self.queue.policy, "credits": conn.credits, "arrived": conn.arrived,
+                          "data": data})
         if conn.again:
             log.warning("%s: %s connected (again, after a lost connection); receiving resumes with room for %d "
                         "message(s)", self.where, conn.peer, conn.credits)
@@ -321,8 +309,6 @@ class InLink(Link, ReceivePath):
         if conn is not None and conn.tasks and not self.peer_ended and not failed:
             with self.lock:
                 bye, self.finished = not self.finished, True
-            if conn.channel is not None:
-                conn.channel.admit_all()
             if bye:
                 conn.to_grant.put(BYE)
             try:

@@ -209,7 +209,7 @@ class OutLink(Link, SendPath):
         holds of a lost connection), and the window: that many messages more
         wait on this side, and the data path posts them as credits arrive."""
         conn = Connection(ep, channel)
-        channel.gate(int(reply["window"]))  # the wire's credits: messages on their way (InLink._accept)
+        channel.gate(int(reply["credits"]))
         with self.lock:
             self.remote = {"path": reply["path"], "capacity": int(reply["capacity"]), "policy": int(reply["policy"])}
             self.credits = int(reply["credits"]) + self.window

@@ -81,9 +81,6 @@ cdef enum:
     FRAME = 4096
     KIND_MESSAGE = 1
     KIND_BYE = 2
-    # A message posted past the receiver's credits (a forced one, or one queued before it): admitted
-    # into the receiving queue whatever its room, whose policy then drops one (``Channel.admit``).
-    KIND_FORCED = 3
     TAG_HEADER = 1
     TAG_REST = 2
     TAG_DATA = 3
@@ -199,7 +196,6 @@ cdef struct in_t:  # a message arriving
     void **reqs
     int nreq
     uint32_t kind
-    bint forced  # sent past the credits (``KIND_FORCED``)
     uint64_t value
     uint64_t t_header
     uint64_t t_complete
@@ -233,7 +229,7 @@ cdef struct chan_t:
     int64_t wire
     int forced  # forced messages queued, not posted
     void *credit_req
-    uint64_t credit_buf[2]  # a credit note: messages admitted (the wire's credits), and left the queue
+    uint64_t credit_buf
     uint64_t credits_in
     # receiving
     bint receiving
@@ -242,18 +238,10 @@ cdef struct chan_t:
     in_t *in_head  # arriving, in order; each moves to ``done`` once its parts are all here
     in_t *in_tail
     void *done  # in_t arrived whole, newest first: taken without the lock (``Channel.take``)
-    uint64_t credit_pending  # messages that left the queue, to tell the transmitter
-    uint64_t credit_inbox  # ... given by callers without the lock (``Channel.credit``)
-    # Where ``admitting`` (``Channel.admit``): a message that arrived whole goes to Python only while
-    # the queue has ``room`` (each leaving it gives one back), and its credit for the wire goes back
-    # then (``admit_pending``); the rest wait here, in order. Elsewhere the wire's credits are those
-    # of ``credit_pending``.
-    bint admitting
-    int64_t room
-    uint64_t admit_pending
-    int forced_in  # forced messages arriving or arrived, not handed over: all before them go too
+    uint64_t credit_pending
+    uint64_t credit_inbox  # credits given by callers without the lock (``Channel.credit``)
     size_t held  # a header's length, held until a CUDA context is given for its device buffers
     bint wants_cuda
     bint bye_in  # the transmitter's goodbye arrived: no credit is sent after it
     void *credit_send_req[CREDIT_SLOTS]
-    uint64_t credit_send_buf[2 * CREDIT_SLOTS]
+    uint64_t credit_send_buf[CREDIT_SLOTS]

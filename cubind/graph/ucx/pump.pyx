@@ -9,9 +9,7 @@ endpoint made from its peer's worker address:
   JSON of ``wire.encode``; what does not fit ``FRAME`` follows as ``REST``)
   and each buffer (``DATA``), from where it lies; a goodbye frame with the
   count sent, after the messages;
-- receiver to transmitter: credit notes (``CREDIT``, 16 bytes: the
-  messages admitted into the receiving queue, which are the wire's credits,
-  and those that left it, which are the transmitter's room).
+- receiver to transmitter: credits (``CREDIT``, 8 bytes: the count).
 
 The receiving side posts each message's buffer receives from C as soon as
 its header arrives, into blocks of its own (``cuMemAlloc`` memory, which
@@ -976,16 +974,14 @@ cdef class Pump:
         return ch.out_head != NULL
 
     cdef void _credit_notes(self, chan_t *ch) noexcept nogil:
-        """The credit notes that arrived, taken; a receive stands for the next.
-        A note gives the wire its credits (messages the receiver admitted into
-        its queue) and Python its room (messages that left that queue)."""
+        """The credit notes that arrived, taken; a receive stands for the next."""
         cdef ucs_status_t st = UCS_OK
         cdef ucp_request_param_t param
         # Every receive posted here is a request to test, never a silent immediate completion (that
         # lost a credit note that had arrived before its receive was posted again).
         _host_param(&param, ucp.UCP_OP_ATTR_FLAG_NO_IMM_CMPL)
         if ch.credit_req == NULL and ch.failure == UCS_OK:
-            ch.credit_req = _posted(ucp.ucp_tag_recv_nbx(self.worker, ch.credit_buf, 16, _tag(ch, TAG_CREDIT),
+            ch.credit_req = _posted(ucp.ucp_tag_recv_nbx(self.worker, &ch.credit_buf, 8, _tag(ch, TAG_CREDIT),
                                                      <ucp_tag_t>-1, &param), &st)
             _fail(ch, st, "a credit's receive")
         while ch.credit_req != NULL and ucp.ucp_request_check_status(ch.credit_req) != UCS_INPROGRESS:
@@ -994,13 +990,13 @@ cdef class Pump:
             if st != UCS_OK:
                 _fail(ch, st, "a credit's receive")
                 break
-            _add_u64(&ch.credits_in, ch.credit_buf[1])  # taken without the lock (``take_credits``)
-            ch.wire += <int64_t>ch.credit_buf[0]  # spent by the posts of this turn and the next
+            _add_u64(&ch.credits_in, ch.credit_buf)  # taken without the lock (``take_credits``)
+            ch.wire += <int64_t>ch.credit_buf  # spent by the posts of this turn and the next
             self.st[S_CREDIT_NOTES_IN] += 1
             if _tracing:
-                _tr(T_CREDIT_IN, _now_ns(), ch.credit_buf[0])
+                _tr(T_CREDIT_IN, _now_ns(), ch.credit_buf)
             ch.notify = True
-            ch.credit_req = _posted(ucp.ucp_tag_recv_nbx(self.worker, ch.credit_buf, 16, _tag(ch, TAG_CREDIT),
+            ch.credit_req = _posted(ucp.ucp_tag_recv_nbx(self.worker, &ch.credit_buf, 8, _tag(ch, TAG_CREDIT),
                                                      <ucp_tag_t>-1, &param), &st)
             _fail(ch, st, "a credit's receive")
 
@@ -1009,9 +1005,6 @@ cdef class Pump:
         cdef ucs_status_t st = UCS_OK
         cdef int i
         _host_param(&param, 0)
-        if o.spends and ch.gated and ch.wire <= 0:
-            # Past the credits: the receiver admits it whatever its queue's room (``KIND_FORCED``).
-            (<prefix_t *>o.frame).kind = KIND_FORCED
         o.reqs[0] = _posted(ucp.ucp_tag_send_nbx(ch.ep, o.frame, o.frame_len, _tag(ch, TAG_HEADER), &param), &st)
         o.nreq = 1
         if o.rest_len:
@@ -1036,9 +1029,9 @@ cdef class Pump:
         cdef ucs_status_t st
         cdef ucp_tag_recv_info_t info
         cdef ucp_request_param_t param
-        cdef int i
-        cdef uint64_t got
-        cdef bint pending = False, incomplete
+        cdef in_t *m
+        cdef int i, k
+        cdef bint pending = False
         _host_param(&param, ucp.UCP_OP_ATTR_FLAG_NO_IMM_CMPL)  # a request to test (its length), never a silent completion
         # Headers: each one's buffers are posted before the next header is looked at (tags match in post order).
         while ch.failure == UCS_OK:
@@ -1067,32 +1060,25 @@ cdef class Pump:
                 ch.held, ch.wants_cuda, ch.notify = info.length, True, True
                 break
             self._arrived(ch, info.length)
-        got = _take_u64(&ch.credit_inbox)
-        ch.credit_pending += got
-        if ch.admitting:
-            ch.room += <int64_t>got
-        else:
-            ch.admit_pending += got
-        incomplete = self._arrivals(ch)
         # Credits to send: one note for what is pending, in a free slot. After the goodbye none
         # is: the transmitter sends no more, and closes once it hears the end (on the connection).
+        ch.credit_pending += _take_u64(&ch.credit_inbox)
         if ch.bye_in:
-            ch.credit_pending = ch.admit_pending = 0
-        if (ch.credit_pending or ch.admit_pending) and ch.failure == UCS_OK:
+            ch.credit_pending = 0
+        if ch.credit_pending and ch.failure == UCS_OK:
             for i in range(CREDIT_SLOTS):
                 st = UCS_OK
                 _done(&ch.credit_send_req[i], &st)
                 _fail(ch, st, "a credit's send")
-                if ch.credit_send_req[i] == NULL and (ch.credit_pending or ch.admit_pending):
-                    ch.credit_send_buf[2 * i] = ch.admit_pending
-                    ch.credit_send_buf[2 * i + 1] = ch.credit_pending
-                    ch.credit_pending = ch.admit_pending = 0
+                if ch.credit_send_req[i] == NULL and ch.credit_pending:
+                    ch.credit_send_buf[i] = ch.credit_pending
+                    ch.credit_pending = 0
                     _host_param(&param, 0)
-                    ch.credit_send_req[i] = _posted(ucp.ucp_tag_send_nbx(ch.ep, &ch.credit_send_buf[2 * i], 16,
+                    ch.credit_send_req[i] = _posted(ucp.ucp_tag_send_nbx(ch.ep, &ch.credit_send_buf[i], 8,
                                                                      _tag(ch, TAG_CREDIT), &param), &st)
                     self.st[S_CREDIT_NOTES_SENT] += 1
                     if _tracing:
-                        _tr(T_CREDIT_OUT, _now_ns(), ch.credit_send_buf[2 * i])
+                        _tr(T_CREDIT_OUT, _now_ns(), ch.credit_send_buf[i])
                     _fail(ch, st, "a credit's send")
         for i in range(CREDIT_SLOTS):
             if ch.credit_send_req[i] != NULL:
@@ -1100,45 +1086,27 @@ cdef class Pump:
                 _done(&ch.credit_send_req[i], &st)
                 _fail(ch, st, "a credit's send")
                 pending |= ch.credit_send_req[i] != NULL
-        return incomplete or pending
-
-    cdef bint _arrivals(self, chan_t *ch) noexcept nogil:
-        """Messages whose parts have all arrived, in order, handed to ``take``;
-        on an admitting channel only while the queue has room (or a forced one
-        follows: the transmitter's policy 0 never waits, and its messages must
-        not pile up here), each one's credit for the wire then counted.
-        Whether one still has parts to come."""
-        cdef ucs_status_t st
-        cdef in_t *m
-        cdef int i, k
+        # Messages whose parts have all arrived, in order, handed to ``take``.
         while ch.in_head != NULL:
             m = ch.in_head
-            if m.t_complete == 0:
-                st = UCS_OK
-                k = 1
-                for i in range(m.nreq):
-                    if not _done(&m.reqs[i], &st):
-                        k = 0
-                _fail(ch, st, "a buffer's receive")
-                if not k:
-                    return True
-                m.t_complete = _now_ns()
-                if _tracing:
-                    _tr(T_ARRIVED, m.t_complete, m.t_header)
-                self.st[S_RX_PARTS_NS] += m.t_complete - m.t_header
-            if ch.admitting and m.kind == KIND_MESSAGE:
-                if ch.room <= 0 and ch.forced_in == 0:
-                    return False  # waits for room: a credit given back (``Channel.credit``) lets it in
-                # In (a forced one, and those before it, whatever the room: the queue's policy drops).
-                ch.room -= 1
-                ch.admit_pending += 1
-            ch.forced_in -= m.forced
+            st = UCS_OK
+            k = 1
+            for i in range(m.nreq):
+                if not _done(&m.reqs[i], &st):
+                    k = 0
+            _fail(ch, st, "a buffer's receive")
+            if not k:
+                return True
+            m.t_complete = _now_ns()
+            if _tracing:
+                _tr(T_ARRIVED, m.t_complete, m.t_header)
+            self.st[S_RX_PARTS_NS] += m.t_complete - m.t_header
             ch.in_head = m.next
             if ch.in_head == NULL:
                 ch.in_tail = NULL
             _push(&ch.done, <void **>&m.next, m)
             ch.notify = True
-        return False
+        return pending
 
     cdef void _arrived(self, chan_t *ch, size_t length) noexcept nogil:
         """A header frame of ``length`` bytes in ``ch.hdr_buf``: its message, its receives posted."""
@@ -1150,9 +1118,6 @@ cdef class Pump:
         cdef ucs_status_t st = UCS_OK
         cdef int i
         cdef block_t *b
-        cdef bint forced = length >= sizeof(prefix_t) and p.kind == KIND_FORCED
-        if forced:
-            p.kind = KIND_MESSAGE  # a message like any other, but for its admission (``_admits``)
         if length < sizeof(prefix_t) or p.kind not in (KIND_MESSAGE, KIND_BYE) or p.nbuf > 4096:
             _fail(ch, UCS_ERR_INVALID_PARAM, "a header that is not cubind.graph's")
             return
@@ -1165,8 +1130,7 @@ cdef class Pump:
             _fail(ch, UCS_ERR_INVALID_PARAM, "a header that is not cubind.graph's")
             return
         m = <in_t *>calloc(1, sizeof(in_t))
-        m.kind, m.value, m.nbuf, m.forced = p.kind, p.value, p.nbuf, forced
-        ch.forced_in += forced
+        m.kind, m.value, m.nbuf = p.kind, p.value, p.nbuf
         if p.kind == KIND_BYE:
             ch.bye_in = True
         m.t_header = _now_ns()
@@ -1649,12 +1613,10 @@ cdef class Channel:
             pthread_mutex_unlock(&self.pump.mu)
 
     def credit(self, uint64_t count):
-        """``count`` messages left the receiving queue (read or dropped): the
-        transmitter hears it (in one note with what is pending), and on an
-        admitting channel (``admit``) as many more may come in. Without the
-        pump's lock where its thread turns, as ``_queue`` does a message (the
-        receiving scheduler waited 6-13 us a message for that lock on the
-        H200)."""
+        """Gives ``count`` credits back to the transmitter (sent in one note
+        with those pending): without the pump's lock where its thread turns,
+        as ``_queue`` does a message (the receiving scheduler waited 6-13 us
+        a message for that lock on the H200)."""
         cdef Pump pump = self.pump
         if _tracing:
             _tr(T_CREDITED, _now_ns(), count)
@@ -1665,32 +1627,6 @@ cdef class Channel:
                 pump._serve_now(self.ch)  # the note posted here
                 pump._wake()
             pthread_mutex_unlock(&pump.mu)
-
-    def admit(self, int64_t room):
-        """From now on a message that arrived whole is handed to ``take`` only
-        while the receiving queue has room: ``room`` (what it has now), then
-        one more per message ``credit`` says left it; a message posted past
-        the transmitter's credits (``KIND_FORCED``) whatever it has, its
-        queue's policy then dropping one. Each message handed over gives the
-        transmitter a credit for the wire then, before Python reads it: the
-        wire's credits count messages on their way, not in the queue. Before
-        the first message."""
-        with nogil:
-            self.pump._lock(S_LOCK_WAITS)
-            self.ch.admitting, self.ch.room = True, room
-            pthread_mutex_unlock(&self.pump.mu)
-
-    def admit_all(self):
-        """Every message that arrived whole is handed to ``take``, as on a
-        channel never admitting: for a receiver that ended, whose queue takes
-        no more (what does not fit is dropped and counted there)."""
-        with nogil:
-            self.pump._lock(S_LOCK_WAITS)
-            if self.ch.admitting:
-                self.ch.admitting = False
-                self.pump._arrivals(self.ch)  # those waiting for room, handed over (news for the owner)
-                self.pump._wake()
-            pthread_mutex_unlock(&self.pump.mu)
 
     def gate(self, int64_t credits):
         """From now on messages are posted only while the receiver's credits

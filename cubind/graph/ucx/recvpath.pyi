@@ -15,7 +15,6 @@ class ReceivePath:
     delivering: threading.Lock
     failure: BaseException | None
     peer_ended: bool
-    finished: bool
     conn: Any
     allocator: Any
     allocator_asked: bool

@@ -76,7 +76,6 @@ cdef class ReceivePath:
     cdef public object lock, delivering
     cdef public object failure  # set once, under the lock (transport.Link)
     cdef public bint peer_ended
-    cdef public bint finished  # its entity reads no more (InLink.finish)
     cdef public object conn  # the connection now (inlink._Connection), None while none
     # The context's receive_allocator(), asked at a run's first message (InLink.reset forgets it):
     # asked per batch it cost 0.5 us on the H200.
@@ -110,10 +109,8 @@ cdef class ReceivePath:
         lock.acquire()  # not ``with``: its __enter__/__exit__ cost twice as much (185 ns here)
         self.held -= count
         conn = self.conn
-        # Under the lock: a channel given its room (InLink._accept, this lock held) counts this
-        # grant in that room or is told it here, never both.
-        channel = None if conn is None else conn.channel
         lock.release()
+        channel = None if conn is None else conn.channel
         if channel is not None:
             channel.credit(count)
 
@@ -148,7 +145,7 @@ cdef class ReceivePath:
                 lock.acquire()
                 self.held += 1  # before the push: a read on another worker gives the room back at once
                 lock.release()
-                grant = self._into_queue(message)
+                grant = self.queue.deliver_remote(message)
             except (WireError, QueueFullError) as exc:
                 self._fail(exc)
                 return 0
@@ -165,25 +162,6 @@ cdef class ReceivePath:
         failure = channel.failure
         if failure is not None:
             self._fail(UcxError(f"{self.where}: message {conn.received + 1} from {conn.peer} was lost ({failure})"))
-        return 0
-
-    cdef object _into_queue(self, message):
-        """``message`` into the queue by its policy; how many left it doing so.
-        The data path admits a message only while the queue has room (a
-        forced one whatever it has, for the policy to drop one), until the
-        entity ends: what arrives after that and does not fit is dropped and
-        counted here, the transmitter having sent it before it heard the end.
-        Its room is not granted again: the entity reads no more."""
-        try:
-            return self.queue.deliver_remote(message)
-        except QueueFullError:
-            if not self.finished:
-                raise
-        self.queue.stages.dropped += 1
-        lock = self.lock
-        lock.acquire()
-        self.held -= 1
-        lock.release()
         return 0
 
     cdef str _where_received(self, conn):

@@ -8,11 +8,9 @@ On one connection, in order:
 - the transmitter sends a hello (its layout, its queue's path, whether it
   sends device tensors, its pump's worker address); the receiver answers
   ok with its capacity, policy, the room it grants (credits: its capacity
-  less what its queue still holds of a lost connection), the window (as
-  many messages on their way, whose credits come back as each goes into
-  the queue), its pump's worker address and the connection's tag, or the
-  reason it refuses (another layout; "busy": connected to another
-  transmitter);
+  less what its queue still holds of a lost connection), its pump's worker
+  address and the connection's tag, or the reason it refuses (another
+  layout; "busy": connected to another transmitter);
 - every message then goes on the data path (``pump.pyx``): the two
   processes' pumps, each a UCP worker progressed by a thread of its own,
   connected by endpoints made from those addresses, move the headers, the

@@ -24,8 +24,7 @@ from cubind.graph.model.message import Message, Tensor, Timestamp
 # 2: headers and notes framed as one UCX message with their length (transport.send_note), not send_obj's two.
 # 3: the hello's answer carries the credits granted (a queue may still hold a lost connection's messages).
 # 4: messages, credits and the transmitter's goodbye on the pumps' data path (pump.pyx), not the connection.
-# 5: a window of messages on their way apart from the queue's room: credit notes say both (pump.pyx).
-PROTOCOL = "cubind.graph.ucx/5"
+PROTOCOL = "cubind.graph.ucx/4"
 LAYOUT = {"protocol": PROTOCOL, "byteorder": sys.byteorder, "header": "json", "kinds": ["tensor", "timestamp", "value"]}
 CROSSES = "tensors (host, pinned, device; numeric or bool dtypes), Timestamps, and JSON values (None, bool, int, " \
           "float, str, lists and str-keyed dicts of them)"
