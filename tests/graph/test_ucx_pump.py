@@ -414,6 +414,23 @@ def test_a_gated_channel_posts_while_credits_last_and_the_rest_as_they_arrive(pa
     wait_for(lambda: tx.idle and tx.sent == 5)
 
 
+def test_a_credit_that_arrives_before_the_gate_adds_to_its_grant(pair):
+    """A message read from the receiver's queue as a transmitter connects
+    (one that comes back while the queue holds the lost connection's) may
+    send its credit before the transmitter gates its channel with the grant
+    the answer carried: it counts beside that grant, never overwritten."""
+    tx, rx, _, _ = pair
+    rx.credit(1)
+    credits = []
+    wait_for(lambda: credits.append(tx.take_credits()) or sum(credits) == 1)  # its note was taken
+    tx.gate(1)
+    for i in range(3):
+        tx.send(b'{"i": %d}' % i, [])
+    assert headers(received(rx, 2)) == [b'{"i": 0}', b'{"i": 1}']
+    time.sleep(0.05)
+    assert rx.take() == [] and not tx.idle  # the third waits for a credit
+
+
 def test_a_forced_message_goes_past_the_credits_with_those_before_it(pair):
     tx, rx, _, _ = pair
     tx.gate(0)

@@ -167,7 +167,11 @@ class InLink(Link, ReceivePath):
             await answer(ep, {"ok": False, "error": why})
             self._refused(f"refused {hello.get('source')!r}: {why}")
             return
-        conn.channel = channel
+        with self.lock:
+            # The grant is the room the queue has as the channel becomes the grants' (``grant`` reads
+            # it under this lock): a message read before is in it, one read after credited on it.
+            conn.channel = channel
+            conn.credits = max(0, self.queue.capacity - self.held)
         await answer(ep, {"ok": True, "path": self.queue.path, "capacity": self.queue.capacity,
                           "policy": self.queue.policy, "credits": conn.credits, "arrived": conn.arrived,
                           "data": data})
@@ -198,10 +202,10 @@ class InLink(Link, ReceivePath):
 
     def _connection(self, ep, peer):
         """The connection of a transmitter just accepted, made current (the
-        lock held), with its credits (the room the queue has left) and, where
-        it follows a lost connection from the same queue path, how many
-        messages arrived on that one (the transmitter, if it is the same,
-        counts the rest as lost)."""
+        lock held) and, where it follows a lost connection from the same
+        queue path, how many messages arrived on that one (the transmitter,
+        if it is the same, counts the rest as lost). Its credits are reckoned
+        once it has its channel (``_accept``)."""
         conn = _Connection(ep, peer, self.context.engine)
         conn.again = self.absent is not None
         if conn.again:
@@ -213,7 +217,6 @@ class InLink(Link, ReceivePath):
         self.conn, self.absent, self.peer_ended = conn, None, False
         if self.finished:  # the entity ended while the transmitter was away: no room, a goodbye
             conn.to_grant.put(BYE)
-        conn.credits = max(0, self.queue.capacity - self.held)
         return conn
 
     def _mismatch(self, hello):

@@ -212,7 +212,9 @@ class OutLink(Link, SendPath):
         channel.gate(int(reply["credits"]))
         with self.lock:
             self.remote = {"path": reply["path"], "capacity": int(reply["capacity"]), "policy": int(reply["policy"])}
-            self.credits = int(reply["credits"]) + self.window
+            # With those the receiver gave back before this answer was read (``pump_ready`` leaves a
+            # channel's credits while it is not the connection's): one told of no later note waited for.
+            self.credits = int(reply["credits"]) + self.window + channel.take_credits()
             self.conn, self.reconnecting = conn, False
             carried, self.carried = self.carried, []
             self._resend(conn, carried)  # those the lost connection never sent, first

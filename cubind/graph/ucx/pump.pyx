@@ -1634,10 +1634,13 @@ cdef class Channel:
         notes give back. The rest wait in order and are posted by the turn
         that takes the note, so that a transmitter may publish ahead of the
         credits and its next message leaves as soon as one arrives. Before
-        the first ``send``."""
+        the first ``send``. Added to what notes gave before it: the receiver
+        may credit a read before this side has its answer (set, the grant
+        overwrote that credit, and the connection had one less for good)."""
         with nogil:
             self.pump._lock(S_LOCK_WAITS)
-            self.ch.gated, self.ch.wire = True, credits
+            self.ch.gated = True
+            self.ch.wire += credits
             pthread_mutex_unlock(&self.pump.mu)
 
     def discard(self):

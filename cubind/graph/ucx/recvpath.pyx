@@ -109,8 +109,10 @@ cdef class ReceivePath:
         lock.acquire()  # not ``with``: its __enter__/__exit__ cost twice as much (185 ns here)
         self.held -= count
         conn = self.conn
-        lock.release()
+        # Under the lock, as InLink._accept gives a connection its channel and grant: this room is
+        # in that grant or credited on that channel, never neither.
         channel = None if conn is None else conn.channel
+        lock.release()
         if channel is not None:
             channel.credit(count)
 
