@@ -121,6 +121,18 @@ def test_what_left_the_queue_gives_its_room_back_to_the_connection():
     assert channel.credits == [1, 2] and rx.held == 0
 
 
+def test_a_read_while_a_connection_is_made_is_in_its_grant_or_credited_on_its_channel():
+    rx = InLink(Queue(), Context())  # capacity 4
+    rx.held = 3  # a lost connection's messages
+    rx.conn = conn = types.SimpleNamespace(channel=None, credits=0)  # taken, no data path yet
+    rx.grant(1)  # read meanwhile: no channel to credit
+    channel = Channel()
+    rx._attach(conn, channel)
+    assert conn.credits == 2 and channel.credits == []  # in the grant
+    rx.grant(1)  # read after: credited on the channel
+    assert channel.credits == [1] and rx.held == 1
+
+
 def test_buffers_that_disagree_with_the_header_end_the_run_naming_the_message():
     header, blocks = sent(np.ones(4, np.float32))
     wrong = Block(np.ones(2, np.float32))

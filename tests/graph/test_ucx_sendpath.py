@@ -4,6 +4,7 @@ encoding, the room, its delivery, what the queued messages hold until sent,
 and the credits coming back. No UCX needed; device arrays on the emulated
 driver where there is no GPU."""
 
+import asyncio
 import collections
 import types
 
@@ -252,3 +253,22 @@ def test_only_memory_that_may_be_a_pools_is_offered_for_staging(array_gpu):
     out.conn.channel.sent = 3
     out._settle_sent(out.conn)
     assert out.staging.given_back == [] and out.sent == 3  # nothing was taken: nothing to give back
+
+
+def test_credits_given_back_before_the_answer_was_read_count_in_the_room():
+    """A read on the receiver just after its grant may credit the channel
+    before this side reads the answer; ``pump_ready`` leaves those while the
+    channel is not the connection's, so the connection takes them."""
+    out = link()
+    out.conn = out.remote = None
+    channel = Channel()
+    channel.gate = lambda credits: None
+    channel.credits_in = 1
+
+    async def begin():
+        out._begin(None, {"path": "rx/in", "capacity": 4, "policy": REJECT, "credits": 3}, channel)
+        for task in out.conn.tasks:
+            task.cancel()
+
+    asyncio.run(begin())
+    assert out.credits == 3 + out.window + 1 and channel.credits_in == 0

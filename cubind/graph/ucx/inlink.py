@@ -167,11 +167,7 @@ class InLink(Link, ReceivePath):
             await answer(ep, {"ok": False, "error": why})
             self._refused(f"refused {hello.get('source')!r}: {why}")
             return
-        with self.lock:
-            # The grant is the room the queue has as the channel becomes the grants' (``grant`` reads
-            # it under this lock): a message read before is in it, one read after credited on it.
-            conn.channel = channel
-            conn.credits = max(0, self.queue.capacity - self.held)
+        self._attach(conn, channel)
         await answer(ep, {"ok": True, "path": self.queue.path, "capacity": self.queue.capacity,
                           "policy": self.queue.policy, "credits": conn.credits, "arrived": conn.arrived,
                           "data": data})
@@ -218,6 +214,16 @@ class InLink(Link, ReceivePath):
         if self.finished:  # the entity ended while the transmitter was away: no room, a goodbye
             conn.to_grant.put(BYE)
         return conn
+
+    def _attach(self, conn, channel):
+        """``channel`` becomes ``conn``'s data path, and its grant the room the
+        queue has now, both under the lock ``grant`` reads the channel with:
+        a message read before is in the grant, one read after is credited on
+        the channel (reckoned when the connection was taken, a read in
+        between gave its room to neither)."""
+        with self.lock:
+            conn.channel = channel
+            conn.credits = max(0, self.queue.capacity - self.held)
 
     def _mismatch(self, hello):
         theirs = hello.get("layout")
