@@ -41,8 +41,9 @@ from two_parts import both_results, free_port  # noqa: E402
 
 # The event codes of pump.pyx's trace (pump.TRACE_EVENTS), kept here so that kept traces read
 # without cubind built.
-POSTED, SENT, CREDIT_IN, ARRIVED, CREDIT_OUT, TAKEN, CREDITED, TURN = range(1, 9)
-PROGRESS = 12
+(POSTED, SENT, CREDIT_IN, ARRIVED, CREDIT_OUT, TAKEN, CREDITED, TURN, POLL_START, POLL_END, OWNERS,
+ PROGRESS) = range(1, 13)
+NEWS = 2  # a poll's end: its value has TURN_NEWS (pump.pxd)
 HEAVY_US = 5.0
 SKIP = 0.1  # the first and last tenth of the messages: connection and goodbye
 
@@ -97,6 +98,48 @@ def turns(events):
             "heavy_in_progress": round(heavy_progress / sum(heavy), 3) if heavy else None}
 
 
+def producer(events):
+    """Where the transmitting scheduler's time goes between two messages it
+    hands over (each message's ``queued``, from its POSTED event): waiting
+    in the pump's ``poll`` or out of it (ticking: the codelet, publish, the
+    delivery, the owners called). Of the polls that ended with news: from
+    the last credit note in it to its end (the scheduler's wake), and from
+    its end to the next message queued (what a credit costs it to act on)."""
+    queued = sorted(v for code, _, v in events if code == POSTED)
+    starts = sorted(t for code, t, _ in events if code == POLL_START)
+    ends = sorted((t, v) for code, t, v in events if code == POLL_END)
+    credits = sorted(t for code, t, _ in events if code == CREDIT_IN)
+    if len(queued) < 20 or not ends:
+        return None
+    polls = []  # (start, end, news)
+    for t, v in ends:
+        k = bisect.bisect_right(starts, t) - 1
+        if k >= 0:
+            polls.append((starts[k], t, bool(v & NEWS)))
+    middle = queued[int(len(queued) * SKIP):int(len(queued) * (1 - SKIP))]
+    lo, hi = middle[0], middle[-1]
+    polled = sum(max(0, min(e, hi) - max(s, lo)) for s, e, _ in polls)
+    span = hi - lo
+    woke, acted = [], []
+    for s, e, news in polls:
+        if not news or not lo <= e <= hi:
+            continue
+        k = bisect.bisect_right(credits, e) - 1
+        if k >= 0 and credits[k] >= s:
+            woke.append(e - credits[k])
+        j = bisect.bisect_right(queued, e)
+        if j < len(queued):
+            acted.append(queued[j] - e)
+    inside = [p for p in polls if lo <= p[1] <= hi]
+    return {"per_message_us": round(span / (len(middle) - 1) / 1e3, 2),
+            "in_poll_us": round(polled / (len(middle) - 1) / 1e3, 2),
+            "out_of_poll_us": round((span - polled) / (len(middle) - 1) / 1e3, 2),
+            "polls_per_message": round(len(inside) / (len(middle) - 1), 3),
+            "news_share": round(sum(1 for p in inside if p[2]) / max(1, len(inside)), 3),
+            "credit_to_poll_end": spread(woke), "poll_end_to_queued": spread(acted),
+            "poll_length": spread([e - s for s, e, _ in inside])}
+
+
 def cycle(rx_events, tx_events, in_flight):
     """Each message's steps (the module's docstring), over the messages
     between the first and last tenth."""
@@ -124,7 +167,7 @@ def cycle(rx_events, tx_events, in_flight):
                       for t in came[int(n * SKIP):int(n * (1 - SKIP))])
     return {"messages": n, "steps": {k: spread(v) for k, v in steps.items()},
             "backlog_at_credit": dict(sorted(backlog.items())), "tx_turns": turns(tx_events),
-            "rx_turns": turns(rx_events)}
+            "rx_turns": turns(rx_events), "producer": producer(tx_events)}
 
 
 def main():

@@ -43,6 +43,8 @@
  * FAKE_COMPUTE_CAPABILITY=90 makes device 0 answer its attributes and name as
  * a GPU of that compute capability (unset, they are left unwritten);
  * cuMemAllocHost is real host memory, as cuMemHostAlloc.
+ * FAKE_STREAMS_BUSY=1 makes cuStreamQuery answer CUDA_ERROR_NOT_READY for
+ * every stream (work still queued), as a stream the GPU has not caught up with.
  * FAKE_DRIVER_VERSION (default 13000) is what cuDriverGetVersion says;
  * cuGetProcAddress refuses a newer version with CUDA_ERROR_INVALID_VALUE, as
  * the real driver does.
@@ -663,9 +665,11 @@ static int fake_capture_forbids(const char *func) {
 #define FAKE_CAPTURED_EVENTS 1024
 static void *fake_captured_events[FAKE_CAPTURED_EVENTS];
 static int fake_captured_event_count = 0;
+int fake_event_record_count = 0; /* the records answered CUDA_SUCCESS */
 static int f_cuEventRecord(void *event, void *stream) {
     int rc = emu_call("cuEventRecord", 2, (emu_u64)event, (emu_u64)stream);
     if (rc || (rc = fake_sticky)) return fake_fail(__func__, rc);
+    __atomic_add_fetch(&fake_event_record_count, 1, __ATOMIC_RELAXED);
     if (fake_is_capturing(stream) && fake_captured_event_count < FAKE_CAPTURED_EVENTS)
         fake_captured_events[fake_captured_event_count++] = event;
     return emu_event_use("cuEventRecord", (emu_u64)event);
@@ -734,7 +738,10 @@ static int f_cuCtxSynchronize(void) {
     return fake_fail(__func__, fake_sticky);
 }
 static int f_cuStreamQuery(void *stream) {
+    int rc = emu_call("cuStreamQuery", 1, (emu_u64)stream);
+    if (rc) return fake_fail(__func__, rc);
     if (fake_is_capturing(stream) && fake_capture_forbids(__func__)) return fake_fail(__func__, 900);
+    if (getenv("FAKE_STREAMS_BUSY") && !fake_sticky) return 600; /* CUDA_ERROR_NOT_READY: an answer */
     return fake_fail(__func__, fake_sticky);
 }
 /* Asynchronous copies and memsets: nodes on the capturing stream, else nothing. */

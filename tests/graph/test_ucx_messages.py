@@ -605,6 +605,23 @@ def test_pool_memory_is_staged_into_reused_blocks_and_other_memory_sent_as_it_is
     assert other[0].dtype == np.float64                      # not pooled: as it is
 
 
+def test_pool_memory_of_a_message_ready_at_publish_is_staged_without_a_wait(array_gpu, monkeypatch):
+    # ordering.READY (the producer's default stream had run everything): the copy has nothing to follow.
+    import cubind
+    from cubind.graph.model import ordering
+    from cubind.graph.ucx import staging as ucx_staging
+
+    pooled = cubind.to_gpu(np.arange(8, dtype=np.float32))
+    monkeypatch.setattr(ucx_staging, "from_a_pool", lambda a: a is pooled)
+    waited = []
+    monkeypatch.setattr(cubind.Stream, "wait", lambda self, event: waited.append(event))
+    staging = ucx_staging.DeviceStaging()
+    sent, taken, copied = staging.stage([pooled], 0, ordering.READY)
+    copied.synchronize()
+    assert waited == [] and len(taken) == 1
+    np.testing.assert_array_equal(sent[0].get(), np.arange(8))
+
+
 def test_cubinds_own_memory_says_whether_it_is_pooled_without_asking_the_driver(monkeypatch):
     # A transmitter asks this of every device tensor it sends: for cubind's memory (DeviceMemory.pooled)
     # the answer is the memory's own; only another library's memory is the driver's to tell.

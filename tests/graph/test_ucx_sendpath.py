@@ -272,3 +272,25 @@ def test_credits_given_back_before_the_answer_was_read_count_in_the_room():
 
     asyncio.run(begin())
     assert out.credits == 3 + out.window + 1 and channel.credits_in == 0
+
+
+def test_a_device_message_ready_at_publish_is_sent_without_an_event_in_the_devices_context(array_gpu, monkeypatch):
+    # Published while the default stream had nothing left to run, a device message carries
+    # ordering.READY: the data path is given no event to wait for (handle 0), and still the
+    # device's context, in which UCX reads the tensor.
+    import cubind
+    from cubind.graph.model import ordering
+
+    monkeypatch.setenv("FAKE_DEVICE_COUNT", "1")  # the emulated driver's device 0 (a GPU ignores it)
+    out = link(credits=4)
+    out.staging = Staging()
+    contexts = []
+    out.conn.channel.use_cuda = contexts.append
+    out.context.engine = types.SimpleNamespace(cuda_context=lambda ordinal: 1000 + ordinal)
+    m = tensors(cubind.to_gpu(np.ones(8, np.float32), pool=False))
+    ordering.publish_order(m)
+    assert m.ready_event is ordering.READY and m.ready_event.query() and m.ready_event.handle == 0
+    out.remember(m, encode_published(m, "tx/out"))
+    out.deliver(m)
+    assert [ready for _, _, ready in out.conn.channel.sends] == [0]
+    assert contexts == [1000 + out.ordinal] and out.conn.cuda

@@ -1,8 +1,11 @@
 """The current context read at the C level (cubind/_core/current.pyx), and
-``ensure_context`` answering from it, against the emulated driver."""
+``ensure_context`` answering from it, against the emulated driver; whether
+its default stream is idle."""
+
+import pytest
 
 import cubind
-from cubind._core.current import current_ordinal
+from cubind._core.current import current_ordinal, default_stream_idle
 from cuda import cuda
 
 
@@ -18,3 +21,19 @@ def test_the_current_ordinal_is_the_current_contexts_device_and_minus_one_withou
     finally:
         cuda.cuCtxSetCurrent(own)
 
+
+
+@pytest.mark.provokes_api_error
+def test_the_default_stream_is_idle_only_when_the_driver_says_all_its_work_ran(emulated_gpu, monkeypatch):
+    monkeypatch.setenv("FAKE_DEVICE_COUNT", "1")
+    cubind.ensure_context()
+    monkeypatch.delenv("FAKE_STREAMS_BUSY", raising=False)
+    assert default_stream_idle() is True
+    monkeypatch.setenv("FAKE_STREAMS_BUSY", "1")  # work still queued: CUDA_ERROR_NOT_READY
+    assert default_stream_idle() is False
+    monkeypatch.delenv("FAKE_STREAMS_BUSY")
+    emulated_gpu.fail("cuStreamQuery", 700)  # an error is no answer: not idle (an event is recorded)
+    try:
+        assert default_stream_idle() is False
+    finally:
+        emulated_gpu.reset()

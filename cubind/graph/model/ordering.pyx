@@ -43,7 +43,9 @@ cdef dict _pools = {}
 
 cdef class ReadyEvent:
     """A message's ready event (``message.ready_event``): the pooled
-    :class:`cubind.Event` (``event``), returned to its pool when collected."""
+    :class:`cubind.Event` (``event``), returned to its pool when collected;
+    or, ``event`` None, a message whose producer's stream had nothing left
+    to run at publish (``READY``): ready as it stands, its handle 0."""
 
     cdef readonly object event
     cdef object _pool
@@ -54,19 +56,24 @@ cdef class ReadyEvent:
 
     @property
     def handle(self):
-        return self.event.handle
+        return 0 if self.event is None else self.event.handle
 
     def synchronize(self):
-        self.event.synchronize()
+        if self.event is not None:
+            self.event.synchronize()
 
     def query(self):
-        return self.event.query()
+        return True if self.event is None else self.event.query()
 
     def __dealloc__(self):
         # tp_dealloc calls this before it clears the fields; a cycle's
         # collection may have cleared them (tp_clear) first.
         if self._pool is not None and self.event is not None:
             self._pool.append(self.event)  # deque.append: one step, safe from any thread
+
+
+# The ready event of every message published while its default stream was idle.
+READY = ReadyEvent(None, None)
 
 
 cdef object _pool_of(object stream):
@@ -109,13 +116,19 @@ def publish_order(message):
 def record_ready(message):
     """At publish: an event after the producer's queued work (its current
     stream, else the current device's default stream), from that stream's
-    pool of events."""
+    pool of events; ``READY`` where that is the default stream and it has
+    nothing left to run."""
     stream = cubind.current_stream()
     if stream is None:
         # The device's default stream: one Stream object per device, so its events are pooled too.
         # An event made and destroyed per message cost a two-process device row a third of its rate
         # on the H200 (a transmitter publishing from the default stream).
         stream = _default_stream()
+        # Nothing of its own left to run: no event (cubind._core.current.default_stream_idle says
+        # why, 15.8 us against 2.0 beside UCX's copies on the H200).
+        if _default_stream_idle():
+            message.ready_event = READY
+            return
     pool = _pool_of(stream)
     while True:
         try:
@@ -134,15 +147,17 @@ def record_ready(message):
 # cubind.Device() for it cost a default-stream publish 0.5 us a message (1.2 us on the H200's host).
 cdef dict _default_streams = {}
 cdef object _current_ordinal = None  # cubind._core.current's, imported at the first device message
+cdef object _default_stream_idle = None  # the same module's
 
 
 cdef object _default_stream():
     """The default stream of the current context's device (device 0's made
     current where none is)."""
-    global _current_ordinal
+    global _current_ordinal, _default_stream_idle
     if _current_ordinal is None:
-        from cubind._core.current import current_ordinal  # importing cubind.graph loads no driver
-        _current_ordinal = current_ordinal
+        # Imported here: importing cubind.graph loads no driver.
+        from cubind._core.current import current_ordinal, default_stream_idle
+        _current_ordinal, _default_stream_idle = current_ordinal, default_stream_idle
     stream = _default_streams.get(_current_ordinal())  # -1: no context current
     if stream is None:
         stream = cubind.Device().default_stream  # makes a context current where none is
@@ -165,8 +180,10 @@ def await_ready(message, device):
     shallow copy of the message. Returns the message the consumer gets."""
     stream = _consumer_stream()
     ready = message.ready_event
+    if type(ready) is ReadyEvent:
+        ready = (<ReadyEvent>ready).event  # None: ready at publish (``READY``)
     if ready is not None:
-        stream.wait((<ReadyEvent>ready).event if type(ready) is ReadyEvent else ready)
+        stream.wait(ready)
     cdef dict components = message._components
     cdef list elsewhere = None
     for name, tensor in components.items():

@@ -78,7 +78,10 @@ class DeviceStaging:
 
     def _wait(self, event):
         """The copies' stream waits for ``event`` (a message's ready event:
-        a ``cubind.Event``, or the graph's pooled one holding it)."""
+        a ``cubind.Event``, or the graph's pooled one holding it; none for
+        one ready at publish, ``ordering.READY``)."""
+        if getattr(event, "event", event) is None:
+            return
         if isinstance(self._stream, cubind.Stream):
             self._stream.wait(getattr(event, "event", event))
         else:  # a raw handle
