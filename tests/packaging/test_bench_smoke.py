@@ -202,7 +202,8 @@ def test_the_transmitters_calls_are_timed_between_two_processes():
 def test_a_messages_credit_is_followed_round_through_both_sides_traces(tmp_path):
     """bench/ucx_cycle.py with host tensors: both parts trace their data
     path; each message's steps, read across the two traces, are consecutive
-    (their means add up to the cycle's), and both sides' turns are read."""
+    (their means add up to the cycle's), both sides' turns are read, and
+    the transmitting scheduler's time splits into its waits and the rest."""
     pytest.importorskip("ucxx", reason="ucxx is not installed (cubind[ucx])")
     sys.path.insert(0, str(ROOT / "bench"))
     try:
@@ -211,7 +212,8 @@ def test_a_messages_credit_is_followed_round_through_both_sides_traces(tmp_path)
         sys.path.remove(str(ROOT / "bench"))
     from cubind.graph.ucx import pump
     # The bench keeps the codes to read kept traces without cubind: they are pump's.
-    for name in ("POSTED", "SENT", "CREDIT_IN", "ARRIVED", "CREDIT_OUT", "TAKEN", "CREDITED", "TURN", "PROGRESS"):
+    for name in ("POSTED", "SENT", "CREDIT_IN", "ARRIVED", "CREDIT_OUT", "TAKEN", "CREDITED", "TURN", "PROGRESS",
+                 "POLL_START", "POLL_END", "OWNERS"):
         assert getattr(ucx_cycle, name) == pump.TRACE_EVENTS[name], name
     prefix = str(tmp_path / "trace")
     assert ucx_cycle.run(4096, "host", 400, 4, prefix, timeout=120) > 0
@@ -222,6 +224,9 @@ def test_a_messages_credit_is_followed_round_through_both_sides_traces(tmp_path)
     assert steps["D"]["p10_us"] >= 0 and steps["E"]["p10_us"] >= 0  # each read, then its credit, then its note
     assert sum(row["backlog_at_credit"].values()) > 300
     assert row["tx_turns"]["turns"] > 0 and row["rx_turns"]["turns"] > 0
+    producer = row["producer"]
+    assert producer["in_poll_us"] + producer["out_of_poll_us"] == pytest.approx(producer["per_message_us"], abs=0.02)
+    assert producer["polls_per_message"] > 0 and producer["poll_end_to_queued"]["median_us"] > 0
 
 
 def test_the_trace_is_off_unless_asked_and_a_bad_count_names_the_variable():
