@@ -32,9 +32,10 @@ def default_stream_idle():
     default stream (``cubind.graph.model.ordering``): beside a data path's
     device copies on another thread (UCX's CUDA IPC), recording an event on
     the legacy default stream took 15.8 us on the H200 where this query
-    took 2.0. Only the stream's own work counts, as for an event recorded
-    there (the legacy stream's implicit wait for other blocking streams is
-    not asked)."""
+    took 2.0. It answers as an event recorded there would: on the H200,
+    with work queued on a blocking stream both said not ready (the legacy
+    stream's implicit wait), with work on a non-blocking one both said
+    done (``bench/legacy_record.c``)."""
     cdef cdrv.CUresult err
     with nogil:
         err = cdrv.cuStreamQuery(<cdrv.CUstream>NULL)

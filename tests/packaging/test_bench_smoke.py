@@ -297,3 +297,20 @@ def test_the_lock_model_times_its_takes_either_way(tmp_path):
                                         timeout=60).stdout)
         assert row["let_in"] is let_in and row["takes"] == 50
         assert 0 < row["mean_wait_us"] <= row["worst_wait_us"]
+
+
+def test_the_legacy_record_bench_builds_against_the_toolkit(tmp_path):
+    """bench/legacy_record.c (a ready event's cost beside device copies)
+    needs a GPU to run, and calls more of the driver than the fake one
+    exports: here it builds, warnings as errors, against the toolkit's stub."""
+    from tests._toolkit import header
+
+    cuda_h = header("cuda.h")
+    stubs = None if cuda_h is None else cuda_h.parent.parent / "lib64" / "stubs"
+    if shutil.which("cc") is None or stubs is None or not any(stubs.glob("libcuda.so*")):
+        pytest.skip("no C compiler, cuda.h or the stub libcuda.so beside it")
+    binary = tmp_path / "legacy_record"
+    subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-pthread", "-o", str(binary),
+                    str(ROOT / "bench" / "legacy_record.c"), f"-I{cuda_h.parent}", f"-L{stubs}", "-lcuda"],
+                   check=True, timeout=120)
+    assert binary.stat().st_size > 0
