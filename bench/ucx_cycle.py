@@ -48,10 +48,14 @@ HEAVY_US = 5.0
 SKIP = 0.1  # the first and last tenth of the messages: connection and goodbye
 
 
-def run(size, storage, messages, in_flight, prefix, timeout=300):
-    """Both parts, traced into ``prefix``_rx.bin and _tx.bin; the receiver's rate."""
+def run(size, storage, messages, in_flight, prefix, timeout=300, room=None):
+    """Both parts, traced into ``prefix``_rx.bin and _tx.bin; the receiver's
+    rate. ``room``: the events each part keeps (default 200 a message, at
+    least a million); a part's turns that find nothing are traced too, and
+    on a machine with fewer free cores than busy threads they are many."""
     args = [str(free_port()), str(messages), str(size), storage, str(in_flight)]
-    env = gm.part_env({"CUBIND_UCX_TRACE": str(max(1_000_000, 200 * messages)), "CUBIND_UCX_TRACE_OUT": prefix})
+    room = max(1_000_000, 200 * messages) if room is None else room
+    env = gm.part_env({"CUBIND_UCX_TRACE": str(room), "CUBIND_UCX_TRACE_OUT": prefix})
     received, _ = both_results([sys.executable, "-c", gm.PART, "rx", *args],
                                [sys.executable, "-c", gm.PART, "tx", *args], env, timeout, tx_result=True)
     return received["messages_per_s"]

@@ -216,7 +216,9 @@ def test_a_messages_credit_is_followed_round_through_both_sides_traces(tmp_path)
                  "POLL_START", "POLL_END", "OWNERS"):
         assert getattr(ucx_cycle, name) == pump.TRACE_EVENTS[name], name
     prefix = str(tmp_path / "trace")
-    assert ucx_cycle.run(4096, "host", 400, 4, prefix, timeout=120) > 0
+    # Room for the idle turns of a loaded 2-core machine: with a million events a side, 170 to 300 of
+    # the 400 messages were traced whole there (the turns filled the rest).
+    assert ucx_cycle.run(4096, "host", 400, 4, prefix, timeout=120, room=8_000_000) > 0
     row = ucx_cycle.cycle(ucx_cycle.load(prefix + "_rx.bin"), ucx_cycle.load(prefix + "_tx.bin"), 4)
     steps = row["steps"]
     assert row["messages"] >= 390
