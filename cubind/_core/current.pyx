@@ -1,5 +1,6 @@
 # cython: language_level=3
-"""Which device's context is current, read at the C level.
+"""Which device's context is current, and whether its default stream is
+idle, read at the C level.
 
 ``ensure_context`` runs on every entry of the array helpers and on each
 ready event of a codelet graph's device messages. Asked through the 1:1

@@ -80,10 +80,11 @@ class DeviceStaging:
         """The copies' stream waits for ``event`` (a message's ready event:
         a ``cubind.Event``, or the graph's pooled one holding it; none for
         one ready at publish, ``ordering.READY``)."""
-        if getattr(event, "event", event) is None:
+        inner = getattr(event, "event", event)
+        if inner is None:
             return
         if isinstance(self._stream, cubind.Stream):
-            self._stream.wait(getattr(event, "event", event))
+            self._stream.wait(inner)
         else:  # a raw handle
             import cuda  # here too: see from_a_pool
 
